@@ -1,0 +1,85 @@
+// Starting one process isolated from the host: namespaces, a whitelisted read-only filesystem
+// view, a size-capped scratch tmpfs, seccomp, rlimits, cgroup caps, wall/CPU limits with a
+// whole-tree kill, capped stdout/stderr and a result pipe. Knows nothing about kernels.
+// The outcome contract is documented in docs/sandbox.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kj::sandbox {
+
+// A host path made visible inside the sandbox at `target` (same path when empty).
+struct Bind {
+  std::string source;
+  std::string target;
+  bool writable = false;
+  bool optional = false;  // skip silently when the source does not exist
+};
+
+struct Limits {
+  std::chrono::milliseconds wall{std::chrono::seconds(60)};
+  std::chrono::seconds cpu{std::chrono::seconds(600)};  // RLIMIT_CPU, whole-process CPU time
+  std::uint64_t memory_bytes = 8ULL << 30;              // cgroup memory cap (host RAM)
+  int max_processes = 512;                              // cgroup pids.max, else RLIMIT_NPROC
+  std::uint64_t file_size_bytes = 1ULL << 30;           // RLIMIT_FSIZE
+  int open_files = 4096;                                // RLIMIT_NOFILE
+  std::uint64_t scratch_bytes = 2ULL << 30;             // size of the /tmp tmpfs
+  std::size_t output_bytes = 1 << 20;                   // per stream (stdout, stderr)
+  std::size_t result_bytes = 64 << 20;                  // bytes accepted from the result pipe
+};
+
+struct Spec {
+  std::vector<std::string> argv;  // argv[0] is an absolute path inside the sandbox
+  std::vector<std::string> env;   // complete environment, "KEY=VALUE"; nothing is inherited
+  std::vector<Bind> binds;        // whitelist; everything else of the host is invisible
+  std::vector<std::string> devices;  // device nodes to expose, e.g. /dev/nvidia0, /dev/nvidiactl
+  std::string workdir = "/tmp";      // cwd inside; /tmp is the scratch tmpfs
+  std::string stdin_data;            // written to the child's stdin, then closed
+  Limits limits;
+  bool network = false;  // false: empty network namespace (loopback down)
+  int result_fd = 3;     // child fd number of the write end of the result pipe; -1: none
+  std::string hostname = "kj-sandbox";
+};
+
+enum class LimitHit { none, wall_time, cpu_time, memory, output, processes, file_size };
+
+struct Outcome {
+  bool started = false;       // false: the sandbox could not be set up (see setup_error)
+  std::string setup_error;    // infrastructure failure: never the submission's fault
+  std::optional<int> exit_code;  // set when the main process exited normally
+  std::optional<int> signal;     // set when it was killed by a signal
+  bool seccomp_violation = false;  // killed by SIGSYS from the seccomp filter
+  LimitHit limit = LimitHit::none;  // the first limit that ended or capped the run
+  std::chrono::nanoseconds wall{0};
+  std::chrono::nanoseconds cpu{0};  // user+sys of the whole tree
+  std::uint64_t peak_memory_bytes = 0;  // cgroup peak when available, else max RSS of children
+  std::string stdout_data;
+  std::string stderr_data;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  std::string result_data;  // everything read from the result pipe (capped at result_bytes)
+  bool result_truncated = false;
+  std::vector<std::string> warnings;  // isolation that degraded (e.g. no writable cgroup)
+};
+
+// Runs one process per the spec and waits for the whole tree to end. Thread-safe; each call is
+// independent. Never throws for the child's behaviour; setup failures come back in the outcome.
+Outcome run(const Spec& spec);
+
+// Which isolation features this host offers (for `kj doctor`-style reports and test skips).
+struct HostSupport {
+  bool user_namespaces = false;
+  bool cgroup_memory = false;
+  bool cgroup_pids = false;
+  std::string cgroup_version;  // "v1", "v2" or "none"
+  std::vector<std::string> notes;
+};
+HostSupport probe_host();
+
+std::string to_string(LimitHit limit);
+
+}  // namespace kj::sandbox
