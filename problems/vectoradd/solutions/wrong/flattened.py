@@ -1,0 +1,7 @@
+# expect: wrong_answer
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    return (a + b).flatten()  # right values, wrong shape (N*N,) instead of (N, N)

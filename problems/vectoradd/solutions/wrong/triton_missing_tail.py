@@ -1,0 +1,26 @@
+# expect: wrong_answer
+import torch
+import triton
+import triton.language as tl
+
+from task import input_t, output_t
+
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, c_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    tl.store(c_ptr + offsets, a + b, mask=mask)
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    c = torch.zeros_like(a)
+    n_elements = a.numel()
+    # Partial work: floor division drops the last, partial block (visible when N*N % 1024 != 0).
+    grid = (n_elements // 1024,)
+    add_kernel[grid](a, b, c, n_elements, BLOCK_SIZE=1024)
+    return c
