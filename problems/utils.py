@@ -70,16 +70,12 @@ def check_close(output, expected: torch.Tensor, rtol: float, atol: float,
     got_finite = torch.isfinite(got64)
     nonfinite_where_finite = int((exp_finite & ~got_finite).count_nonzero().item())
     both_finite = exp_finite & got_finite
-    if bool(both_finite.any()):
-        max_err = float(diff[both_finite].max().item())
-    else:
-        max_err = float("nan")
-
     parts = [
         f"{name} mismatch: {count} of {exp.numel()} elements differ "
         f"(tolerance |out-exp| <= {atol:.3g} + {rtol:.3g}*|exp|)",
-        f"max abs error {max_err:.6g} over finite elements",
     ]
+    if bool(both_finite.any()):
+        parts.append(f"max abs error {float(diff[both_finite].max().item()):.6g} over finite elements")
     if nonfinite_where_finite:
         parts.append(f"{nonfinite_where_finite} non-finite values (NaN/inf) where a finite one was expected")
     examples = []
