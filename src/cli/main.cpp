@@ -1,1 +1,224 @@
-int main() { return 0; }
+// `kj` subcommands: thin glue over the judge.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "judge/judge.h"
+#include "problem/problem.h"
+
+namespace fs = std::filesystem;
+using kj::judge::Verdict;
+
+namespace {
+
+// Exit codes: 0 accepted / all as declared, 1 rejected / a mismatch, 2 bad input, 3 internal error.
+constexpr int kExitRejected = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitInternal = 3;
+
+struct EnvOptions {
+  std::string device = "cpu";
+  std::string python;
+  std::string harness;
+  double timeout_s = 0;
+  std::uint64_t memory_mib = 8192;
+
+  void add_to(CLI::App* app) {
+    app->add_option("--device", device, "cpu or cuda:N")->capture_default_str();
+    app->add_option("--python", python, "harness interpreter (default $KJ_PYTHON, else python3)");
+    app->add_option("--harness", harness, "folder holding kj_harness (default: found beside kj)");
+    app->add_option("--timeout", timeout_s, "wall-clock limit in seconds (default: task.yml's)");
+    app->add_option("--memory-limit", memory_mib, "host memory cap in MiB")->capture_default_str();
+  }
+
+  kj::judge::Environment environment() const {
+    return kj::judge::discover_environment(
+        python.empty() ? std::nullopt : std::optional(python),
+        harness.empty() ? std::nullopt : std::optional(harness), device);
+  }
+
+  kj::judge::EvalRequest request(const kj::problem::Problem& problem, std::string source,
+                                 std::string name, kj::judge::Mode mode) const {
+    kj::judge::EvalRequest req;
+    req.problem = &problem;
+    req.submission_source = std::move(source);
+    req.submission_name = std::move(name);
+    req.mode = mode;
+    if (timeout_s > 0) {
+      req.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+    }
+    req.limits.memory_bytes = memory_mib << 20;
+    return req;
+  }
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int exit_code_for(Verdict verdict) {
+  if (verdict == Verdict::accepted) return 0;
+  return verdict == Verdict::internal_error ? kExitInternal : kExitRejected;
+}
+
+int run_eval(const std::string& problem_dir, const std::string& submission_path,
+             const std::string& mode_name, bool json, bool verbose, const EnvOptions& options) {
+  const auto mode = kj::judge::mode_from_string(mode_name);
+  if (!mode) {
+    std::cerr << "kj eval: --mode must be test or benchmark\n";
+    return kExitBadInput;
+  }
+  const kj::problem::Problem problem = kj::problem::load(problem_dir);
+  for (const auto& w : problem.warnings) std::cerr << "warning: " << w << "\n";
+  const std::string source = read_text(submission_path);
+  const auto directives = kj::problem::parse_directives(source);
+  if (directives.leaderboard && *directives.leaderboard != problem.name && !json) {
+    std::cerr << "note: the submission's #!POPCORN leaderboard is '" << *directives.leaderboard
+              << "', evaluating against '" << problem.name << "'\n";
+  }
+  const auto environment = options.environment();
+  const auto result = kj::judge::evaluate(
+      options.request(problem, source, fs::path(submission_path).filename().string(), *mode),
+      environment);
+  if (json) {
+    std::cout << kj::judge::to_json(result).dump(2) << "\n";
+  } else {
+    std::cout << kj::judge::render_text(result, verbose);
+  }
+  return exit_code_for(result.verdict);
+}
+
+std::vector<fs::path> declared_solutions(const fs::path& dir) {
+  std::vector<fs::path> files;
+  const fs::path root = dir / "solutions";
+  if (!fs::is_directory(root)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file() && (entry.path().extension() == ".py" || entry.path().extension() == ".cu")) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+int run_problem_check(const std::string& problem_dir, bool json, const EnvOptions& options) {
+  const kj::problem::Problem problem = kj::problem::load(problem_dir);
+  for (const auto& w : problem.warnings) std::cerr << "warning: " << w << "\n";
+  const auto files = declared_solutions(problem.dir);
+  if (!json) {
+    std::cout << problem.name << ": task.yml valid (" << problem.tests.size() << " tests, "
+              << problem.benchmarks.size() << " benchmarks, ranking_by "
+              << kj::problem::to_string(problem.ranking_by) << "); " << files.size()
+              << " declared solutions\n";
+  }
+  const auto environment = options.environment();
+  nlohmann::json report = nlohmann::json::array();
+  int mismatches = 0;
+  for (const auto& file : files) {
+    const std::string source = read_text(file);
+    const auto declared = kj::problem::declared_verdict(source);
+    const std::string rel = fs::relative(file, problem.dir).string();
+    if (!declared || !kj::judge::verdict_from_string(*declared)) {
+      ++mismatches;
+      const std::string why = declared ? "unknown verdict '" + *declared + "'" : "no '# expect:' line";
+      if (!json) std::cout << "  MISSING  " << rel << ": " << why << "\n";
+      report.push_back({{"file", rel}, {"declared", declared.value_or("")}, {"error", why}});
+      continue;
+    }
+    const auto result = kj::judge::evaluate(
+        options.request(problem, source, file.filename().string(), kj::judge::Mode::test), environment);
+    const std::string actual = kj::judge::to_string(result.verdict);
+    const bool ok = actual == *declared;
+    if (!ok) ++mismatches;
+    if (!json) {
+      std::cout << "  " << (ok ? "ok       " : "MISMATCH ") << rel << ": expected " << *declared
+                << ", got " << actual << " — " << result.reason << "\n";
+      if (!ok) std::cout << kj::judge::render_text(result, false);
+    }
+    report.push_back({{"file", rel}, {"declared", *declared}, {"verdict", actual},
+                      {"reason", result.reason}, {"ok", ok}});
+  }
+  if (json) {
+    std::cout << nlohmann::json{{"problem", problem.name}, {"solutions", report},
+                                {"mismatches", mismatches}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << (mismatches == 0 ? "all solutions got their declared verdict\n"
+                                  : std::to_string(mismatches) + " solution(s) did not\n");
+  }
+  return mismatches == 0 ? 0 : kExitRejected;
+}
+
+int run_problem_show(const std::string& problem_dir) {
+  const kj::problem::Problem p = kj::problem::load(problem_dir);
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : p.files) files.push_back({{"name", f.name}, {"source", f.source}});
+  std::cout << nlohmann::json{{"name", p.name},
+                              {"lang", p.lang},
+                              {"files", files},
+                              {"templates", p.templates},
+                              {"tests", p.tests},
+                              {"benchmarks", p.benchmarks},
+                              {"ranking_by", kj::problem::to_string(p.ranking_by)},
+                              {"test_timeout", p.test_timeout.count()},
+                              {"benchmark_timeout", p.benchmark_timeout.count()},
+                              {"ranked_timeout", p.ranked_timeout.count()},
+                              {"warnings", p.warnings}}
+                   .dump(2)
+            << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kj — kerneljudge: judge GPU kernels against PyTorch references"};
+  app.require_subcommand(1);
+
+  auto* eval = app.add_subcommand("eval", "judge one submission against a problem");
+  std::string problem_dir, submission, mode = "test";
+  bool json = false, verbose = false;
+  EnvOptions options;
+  eval->add_option("PROBLEM_DIR", problem_dir, "problem directory (task.yml)")->required();
+  eval->add_option("SUBMISSION", submission, "submission file")->required()->check(CLI::ExistingFile);
+  eval->add_option("--mode", mode, "test or benchmark")->capture_default_str();
+  eval->add_flag("--json", json, "print the full result as JSON");
+  eval->add_flag("-v,--verbose", verbose, "show stdout, stderr and full tracebacks");
+  options.add_to(eval);
+
+  auto* problem = app.add_subcommand("problem", "problem tools");
+  problem->require_subcommand(1);
+  auto* check = problem->add_subcommand("check", "validate a problem and run its declared solutions");
+  std::string check_dir;
+  bool check_json = false;
+  EnvOptions check_options;
+  check->add_option("DIR", check_dir)->required();
+  check->add_flag("--json", check_json);
+  check_options.add_to(check);
+  auto* show = problem->add_subcommand("show", "print a problem as the judge reads it");
+  std::string show_dir;
+  show->add_option("DIR", show_dir)->required();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*eval) return run_eval(problem_dir, submission, mode, json, verbose, options);
+    if (*check) return run_problem_check(check_dir, check_json, check_options);
+    if (*show) return run_problem_show(show_dir);
+  } catch (const kj::problem::ProblemError& e) {
+    std::cerr << "kj: invalid problem: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "kj: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return 0;
+}

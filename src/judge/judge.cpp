@@ -1,1 +1,278 @@
-// placeholder: being written
+#include "judge/judge.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace kj::judge {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Paths inside the sandbox.
+constexpr const char* kHarnessMount = "/kj/harness";
+constexpr const char* kTaskMount = "/kj/task";
+
+// A host directory removed with everything in it when the owner goes away.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/kj-eval-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("cannot create a temporary directory in " + pattern);
+    }
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct PipeCloser {
+  void operator()(FILE* f) const {
+    if (f != nullptr) pclose(f);
+  }
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// Runs a trusted command (our own interpreter query) and returns its stdout.
+std::string capture(const std::string& command) {
+  std::unique_ptr<FILE, PipeCloser> pipe(popen(command.c_str(), "r"));
+  if (!pipe) throw std::runtime_error("cannot run: " + command);
+  std::string out;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0) out.append(buffer, n);
+  const int status = pclose(pipe.release());
+  if (status != 0) throw std::runtime_error("command failed (" + std::to_string(status) + "): " + command);
+  return out;
+}
+
+std::optional<fs::path> find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return fs::absolute(name);
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate);
+  }
+  return std::nullopt;
+}
+
+fs::path self_executable() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe;
+}
+
+fs::path find_harness(const std::optional<std::string>& explicit_dir) {
+  auto valid = [](const fs::path& dir) { return fs::is_regular_file(dir / "kj_harness" / "__init__.py"); };
+  if (explicit_dir) {
+    if (!valid(*explicit_dir)) {
+      throw std::runtime_error("no kj_harness package in " + *explicit_dir);
+    }
+    return fs::absolute(*explicit_dir);
+  }
+  if (const char* env = std::getenv("KJ_HARNESS_DIR"); env != nullptr && *env != '\0') {
+    if (!valid(env)) throw std::runtime_error(std::string("KJ_HARNESS_DIR=") + env + " holds no kj_harness package");
+    return fs::absolute(env);
+  }
+  // Beside or above the executable: build/kj finds ../harness, an install finds ../share/kj/harness.
+  for (fs::path dir = self_executable().parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    for (const fs::path& candidate : {dir / "harness", dir / "share" / "kj" / "harness"}) {
+      if (valid(candidate)) return candidate;
+    }
+    if (dir == dir.root_path()) break;
+  }
+  throw std::runtime_error("cannot find the harness (kj_harness); set KJ_HARNESS_DIR or --harness");
+}
+
+bool is_under(const fs::path& path, const fs::path& dir) {
+  const auto rel = path.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+void add_bind(std::vector<sandbox::Bind>& binds, const fs::path& path) {
+  if (path.empty() || !fs::exists(path)) return;
+  for (const auto& b : binds) {
+    if (is_under(path, b.source) || path == b.source) return;
+  }
+  binds.push_back({path.string(), "", false, true});
+}
+
+}  // namespace
+
+Environment discover_environment(const std::optional<std::string>& python,
+                                 const std::optional<std::string>& harness_dir,
+                                 const std::string& device) {
+  Environment env;
+  env.device = device;
+  if (device != "cpu" && !(device.starts_with("cuda:") && device.size() > 5 &&
+                           device.find_first_not_of("0123456789", 5) == std::string::npos)) {
+    throw std::runtime_error("device must be cpu or cuda:N, got '" + device + "'");
+  }
+  std::string interpreter = python.value_or("");
+  if (interpreter.empty()) {
+    const char* from_env = std::getenv("KJ_PYTHON");
+    interpreter = from_env != nullptr && *from_env != '\0' ? from_env : "python3";
+  }
+  const auto resolved = find_on_path(interpreter);
+  if (!resolved || access(resolved->c_str(), X_OK) != 0) {
+    throw std::runtime_error("harness interpreter '" + interpreter +
+                             "' not found (set --python or KJ_PYTHON)");
+  }
+  env.python = *resolved;
+  env.harness_dir = find_harness(harness_dir);
+
+  // Ask the interpreter (ours, trusted) where it lives so exactly that becomes visible.
+  const std::string query =
+      "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, "
+      "sys.base_exec_prefix, [p for p in sys.path if p]]))";
+  nlohmann::json prefixes;
+  try {
+    prefixes = nlohmann::json::parse(capture(shell_quote(env.python.string()) + " -I -c " + shell_quote(query)));
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot query the harness interpreter " + env.python.string() + ": " + e.what());
+  }
+
+  auto& binds = env.binds;
+  for (const char* dir : {"/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin"}) add_bind(binds, dir);
+  for (int i = 0; i < 4; ++i) add_bind(binds, prefixes[static_cast<std::size_t>(i)].get<std::string>());
+  std::error_code ec;
+  add_bind(binds, fs::canonical(env.python, ec).parent_path());
+  std::string extra_pythonpath;
+  if (const char* pp = std::getenv("PYTHONPATH"); pp != nullptr && *pp != '\0') {
+    std::istringstream entries(pp);
+    std::string entry;
+    while (std::getline(entries, entry, ':')) {
+      if (entry.empty() || !fs::is_directory(entry)) continue;
+      const fs::path abs = fs::absolute(entry);
+      add_bind(binds, abs);
+      extra_pythonpath += ":" + abs.string();
+    }
+  }
+  const bool gpu = device != "cpu";
+  if (gpu) {
+    add_bind(binds, "/usr/local/nvidia");
+    add_bind(binds, "/sys");  // the CUDA driver reads PCI topology there
+  } else {
+    add_bind(binds, "/sys/devices/system/cpu");
+  }
+
+  const std::string python_dir = env.python.parent_path().string();
+  env.env = {
+      "PATH=" + python_dir + ":/usr/local/bin:/usr/bin:/bin",
+      "HOME=/tmp/home",
+      "TMPDIR=/tmp",
+      "LANG=C.UTF-8",
+      std::string("PYTHONPATH=") + kHarnessMount + extra_pythonpath,
+      "PYTHONDONTWRITEBYTECODE=1",
+      "PYTHONUNBUFFERED=1",
+      "PYTHONNOUSERSITE=1",
+      "TRITON_CACHE_DIR=/tmp/.triton",
+      "TORCH_EXTENSIONS_DIR=/tmp/.torch_extensions",
+      "XDG_CACHE_HOME=/tmp/.cache",
+      "MPLCONFIGDIR=/tmp/.matplotlib",
+  };
+  if (!gpu) {
+    env.env.emplace_back("TRITON_INTERPRET=1");
+    env.env.emplace_back("CUDA_VISIBLE_DEVICES=");
+  }
+  // Host settings the toolchain needs (library paths, CPU quirks); nothing secret is passed.
+  for (const char* name : {"LD_LIBRARY_PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_HOME",
+                           "CUDA_PATH", "TRITON_LIBCUDA_PATH", "TRITON_PTXAS_PATH",
+                           "OMP_NUM_THREADS"}) {
+    if (const char* value = std::getenv(name); value != nullptr) {
+      env.env.push_back(std::string(name) + "=" + value);
+    }
+  }
+  return env;
+}
+
+EvalResult evaluate(const EvalRequest& request, const Environment& environment) {
+  const problem::Problem& problem = *request.problem;
+  sandbox::Spec spec;
+  TempDir task;
+  try {
+    problem::materialize(problem, request.submission_source, task.path() / "task");
+  } catch (const std::exception& e) {
+    sandbox::Outcome failed;
+    failed.setup_error = std::string("cannot prepare the task files: ") + e.what();
+    EvalResult result = decide(failed, {}, request.mode, problem);
+    result.submission = request.submission_name;
+    result.device = environment.device;
+    return result;
+  }
+
+  const bool gpu = environment.device != "cpu";
+  const std::string inner_device = gpu ? "cuda:0" : "cpu";
+  nlohmann::json job = {
+      {"protocol", 1},
+      {"mode", to_string(request.mode)},
+      {"device", inner_device},
+      {"task_dir", kTaskMount},
+      {"workdir", "/tmp/work"},
+      {"result_fd", 3},
+      {"tests", problem.tests},
+      {"benchmarks", problem.benchmarks},
+      {"timing", request.timing},
+  };
+  if (problem.seed) job["seed"] = *problem.seed;
+
+  spec.argv = {environment.python.string(), "-m", "kj_harness"};
+  spec.env = environment.env;
+  spec.binds = environment.binds;
+  spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
+  spec.binds.push_back({(task.path() / "task").string(), kTaskMount, false, false});
+  if (gpu) {
+    const std::string index = environment.device.substr(5);
+    spec.devices = {"/dev/nvidia" + index, "/dev/nvidiactl", "/dev/nvidia-uvm",
+                    "/dev/nvidia-uvm-tools"};
+  }
+  spec.stdin_data = job.dump();
+  spec.limits = request.limits;
+  spec.limits.wall = request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(
+      request.mode == Mode::test ? problem.test_timeout : problem.benchmark_timeout));
+  spec.result_fd = 3;
+
+  const sandbox::Outcome outcome = sandbox::run(spec);
+  std::string parse_error;
+  const auto events = parse_events(outcome.result_data, &parse_error);
+  EvalResult result = decide(outcome, events, request.mode, problem);
+  if (!parse_error.empty() && result.verdict == Verdict::accepted) {
+    result.verdict = Verdict::internal_error;
+    result.reason = parse_error;
+  }
+  result.submission = request.submission_name;
+  result.device = environment.device;
+  return result;
+}
+
+}  // namespace kj::judge

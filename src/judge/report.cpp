@@ -1,1 +1,152 @@
-// placeholder: being written
+// Reports of one evaluation: JSON for machines, text for people.
+#include <cstdio>
+#include <sstream>
+
+#include "judge/judge.h"
+
+namespace kj::judge {
+
+namespace {
+
+nlohmann::json error_json(const ErrorInfo& e) {
+  return {{"stage", e.stage}, {"type", e.type}, {"message", e.message}, {"traceback", e.traceback}};
+}
+
+nlohmann::json summary_json(const bench::Summary& s) {
+  return {{"n", s.n},         {"median_ns", s.median}, {"q1_ns", s.q1},   {"q3_ns", s.q3},
+          {"iqr_ns", s.iqr()}, {"mean_ns", s.mean},    {"stdev_ns", s.stdev}, {"min_ns", s.min},
+          {"max_ns", s.max}};
+}
+
+nlohmann::json case_json(const CaseResult& c, bool benchmark) {
+  nlohmann::json out = {{"index", c.index}, {"spec", c.spec}, {"status", c.status},
+                        {"message", c.message}};
+  if (c.error) out["error"] = error_json(*c.error);
+  if (benchmark) {
+    out["samples_ns"] = c.samples;
+    out["clock"] = c.clock;
+    out["summary"] = summary_json(c.summary);
+  } else {
+    out["elapsed_ns"] = c.elapsed_ns;
+  }
+  return out;
+}
+
+std::string spec_text(const nlohmann::ordered_json& spec) {
+  std::string out;
+  for (const auto& [key, value] : spec.items()) {
+    if (!out.empty()) out += " ";
+    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
+std::string tail(const std::string& text, std::size_t lines) {
+  std::size_t pos = text.size();
+  for (std::size_t i = 0; i <= lines && pos != std::string::npos && pos > 0; ++i) {
+    pos = text.rfind('\n', pos - 1);
+  }
+  return pos == std::string::npos || pos == 0 ? text : text.substr(pos + 1);
+}
+
+std::string indent(const std::string& text, const std::string& prefix) {
+  std::ostringstream out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out << prefix << line << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+nlohmann::json to_json(const EvalResult& r) {
+  const auto& o = r.outcome;
+  nlohmann::json out = {
+      {"verdict", to_string(r.verdict)},
+      {"reason", r.reason},
+      {"mode", to_string(r.mode)},
+      {"problem", r.problem},
+      {"submission", r.submission},
+      {"device", r.device},
+      {"system", r.system},
+      {"tests", nlohmann::json::array()},
+      {"benchmarks", nlohmann::json::array()},
+      {"ranking_by", r.ranking_by},
+      {"score_ns", r.score_ns ? nlohmann::json(*r.score_ns) : nlohmann::json(nullptr)},
+      {"sandbox",
+       {{"started", o.started},
+        {"setup_error", o.setup_error},
+        {"exit_code", o.exit_code ? nlohmann::json(*o.exit_code) : nlohmann::json(nullptr)},
+        {"signal", o.signal ? nlohmann::json(*o.signal) : nlohmann::json(nullptr)},
+        {"seccomp_violation", o.seccomp_violation},
+        {"limit", sandbox::to_string(o.limit)},
+        {"wall_ns", o.wall.count()},
+        {"cpu_ns", o.cpu.count()},
+        {"peak_memory_bytes", o.peak_memory_bytes},
+        {"warnings", o.warnings}}},
+      {"stdout", o.stdout_data},
+      {"stderr", o.stderr_data},
+      {"stdout_truncated", o.stdout_truncated},
+      {"stderr_truncated", o.stderr_truncated},
+  };
+  for (const auto& c : r.tests) out["tests"].push_back(case_json(c, false));
+  for (const auto& c : r.benchmarks) out["benchmarks"].push_back(case_json(c, true));
+  if (r.error) out["error"] = error_json(*r.error);
+  return out;
+}
+
+std::string render_text(const EvalResult& r, bool verbose) {
+  std::ostringstream out;
+  const auto& o = r.outcome;
+  out << r.problem << " / " << r.submission << "  (mode " << to_string(r.mode) << ", device "
+      << r.device;
+  if (r.system.contains("device_name")) out << ", " << r.system["device_name"].get<std::string>();
+  out << ")\n";
+  out << "verdict: " << to_string(r.verdict) << " — " << r.reason << "\n";
+  for (const auto& c : r.tests) {
+    char line[64];
+    std::snprintf(line, sizeof line, "  test %-3d %-5s ", c.index, c.status.c_str());
+    out << line << spec_text(c.spec);
+    if (c.status == "pass") out << "  (" << bench::format_ns(c.elapsed_ns) << ")";
+    out << "\n";
+    if (c.status == "fail" && !c.message.empty()) out << indent(c.message, "           ");
+    if (c.error) out << indent(c.error->type + ": " + c.error->message, "           ");
+  }
+  for (const auto& c : r.benchmarks) {
+    char line[64];
+    std::snprintf(line, sizeof line, "  bench %-3d %-5s ", c.index, c.status.c_str());
+    out << line << spec_text(c.spec) << "\n";
+    if (c.status == "pass") {
+      const auto& s = c.summary;
+      out << "           median " << bench::format_ns(s.median) << "  IQR "
+          << bench::format_ns(s.iqr()) << "  mean " << bench::format_ns(s.mean) << "  min "
+          << bench::format_ns(s.min) << "  n=" << s.n << "  (" << c.clock << ")\n";
+    } else if (!c.message.empty()) {
+      out << indent(c.message, "           ");
+    }
+    if (c.error) out << indent(c.error->type + ": " + c.error->message, "           ");
+  }
+  if (r.score_ns) {
+    out << "score (" << r.ranking_by << " of medians): " << bench::format_ns(*r.score_ns) << "\n";
+  }
+  if (r.error && (verbose || !r.error->traceback.empty())) {
+    out << "error in " << r.error->stage << ": " << r.error->type << ": " << r.error->message << "\n";
+    if (!r.error->traceback.empty()) out << indent(tail(r.error->traceback, verbose ? 200 : 15), "  | ");
+  }
+  out << "resources: wall " << bench::format_ns(static_cast<double>(o.wall.count())) << ", cpu "
+      << bench::format_ns(static_cast<double>(o.cpu.count())) << ", peak memory "
+      << (o.peak_memory_bytes >> 20) << " MiB\n";
+  for (const auto& w : o.warnings) out << "warning: " << w << "\n";
+  const bool show_streams = verbose || (r.verdict != Verdict::accepted && r.verdict != Verdict::wrong_answer);
+  if (show_streams && !o.stderr_data.empty()) {
+    out << "stderr (last lines" << (o.stderr_truncated ? ", truncated" : "") << "):\n"
+        << indent(tail(o.stderr_data, verbose ? 200 : 20), "  | ");
+  }
+  if (verbose && !o.stdout_data.empty()) {
+    out << "stdout" << (o.stdout_truncated ? " (truncated)" : "") << ":\n"
+        << indent(tail(o.stdout_data, 200), "  | ");
+  }
+  return out.str();
+}
+
+}  // namespace kj::judge

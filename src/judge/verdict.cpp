@@ -1,1 +1,252 @@
-// placeholder: being written
+// Turning facts into a verdict. The harness reports; only this file decides.
+#include <sstream>
+
+#include "judge/judge.h"
+
+namespace kj::judge {
+
+namespace {
+
+constexpr std::pair<Verdict, std::string_view> kVerdictNames[] = {
+    {Verdict::accepted, "accepted"},
+    {Verdict::wrong_answer, "wrong_answer"},
+    {Verdict::compile_error, "compile_error"},
+    {Verdict::runtime_error, "runtime_error"},
+    {Verdict::time_limit, "time_limit"},
+    {Verdict::memory_limit, "memory_limit"},
+    {Verdict::output_limit, "output_limit"},
+    {Verdict::security_violation, "security_violation"},
+    {Verdict::internal_error, "internal_error"},
+};
+
+std::string str(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  if (it == object.end()) return {};
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+ErrorInfo error_from(const nlohmann::json& event) {
+  const nlohmann::json& error = event.contains("error") ? event["error"] : nlohmann::json();
+  return {str(event, "stage"), str(error, "type"), str(error, "message"), str(error, "traceback")};
+}
+
+CaseResult case_from(const nlohmann::json& event) {
+  CaseResult result;
+  result.index = event.value("index", 0);
+  if (event.contains("spec") && event["spec"].is_object()) {
+    result.spec = nlohmann::ordered_json::parse(event["spec"].dump());
+  }
+  result.status = str(event, "status");
+  result.message = str(event, "message");
+  if (event.contains("elapsed_ns") && event["elapsed_ns"].is_number()) {
+    result.elapsed_ns = event["elapsed_ns"].get<double>();
+  }
+  if (event.contains("error") && event["error"].is_object()) {
+    ErrorInfo error = error_from(event);
+    error.stage = "run";
+    result.error = error;
+  }
+  if (event.contains("samples_ns") && event["samples_ns"].is_array()) {
+    for (const auto& sample : event["samples_ns"]) {
+      if (sample.is_number()) result.samples.push_back(sample.get<double>());
+    }
+    result.summary = bench::summarize(result.samples);
+  }
+  result.clock = str(event, "clock");
+  return result;
+}
+
+std::string first_line(const std::string& text, std::size_t max = 300) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > max) line = line.substr(0, max) + "…";
+  return line;
+}
+
+std::string describe_spec(const nlohmann::ordered_json& spec) {
+  std::string out;
+  for (const auto& [key, value] : spec.items()) {
+    if (!out.empty()) out += ", ";
+    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_string(Verdict verdict) {
+  for (const auto& [v, name] : kVerdictNames) {
+    if (v == verdict) return std::string(name);
+  }
+  return "internal_error";
+}
+
+std::optional<Verdict> verdict_from_string(std::string_view name) {
+  for (const auto& [v, text] : kVerdictNames) {
+    if (text == name) return v;
+  }
+  return std::nullopt;
+}
+
+std::string to_string(Mode mode) { return mode == Mode::test ? "test" : "benchmark"; }
+
+std::optional<Mode> mode_from_string(std::string_view name) {
+  if (name == "test") return Mode::test;
+  if (name == "benchmark") return Mode::benchmark;
+  return std::nullopt;
+}
+
+std::vector<nlohmann::json> parse_events(std::string_view result_data, std::string* error) {
+  std::vector<nlohmann::json> events;
+  std::size_t start = 0;
+  int line_number = 0;
+  while (start < result_data.size()) {
+    std::size_t end = result_data.find('\n', start);
+    if (end == std::string_view::npos) end = result_data.size();
+    const std::string_view line = result_data.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (line.empty()) continue;
+    nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (event.is_discarded() || !event.is_object() || !event.contains("event") ||
+        !event["event"].is_string()) {
+      if (error != nullptr && error->empty()) {
+        *error = "result line " + std::to_string(line_number) + " is not an event object";
+      }
+      continue;
+    }
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::json> events,
+                  Mode mode, const problem::Problem& problem) {
+  EvalResult result;
+  result.mode = mode;
+  result.problem = problem.name;
+  result.outcome = outcome;
+  result.ranking_by = problem::to_string(problem.ranking_by);
+
+  std::optional<ErrorInfo> error;
+  std::string error_kind;
+  std::string last_stage;
+  bool done = false;
+  for (const auto& event : events) {
+    const std::string name = event["event"].get<std::string>();
+    if (name == "hello") {
+      for (const char* key : {"python", "torch", "triton", "device"}) {
+        if (event.contains(key)) result.system[key] = event[key];
+      }
+    } else if (name == "device") {
+      result.system["device_name"] = str(event, "name");
+    } else if (name == "stage") {
+      last_stage = str(event, "stage");
+    } else if (name == "test") {
+      result.tests.push_back(case_from(event));
+    } else if (name == "benchmark") {
+      result.benchmarks.push_back(case_from(event));
+    } else if (name == "error" && !error) {
+      error = error_from(event);
+      error_kind = str(event, "kind");
+    } else if (name == "done") {
+      done = true;
+    }
+  }
+  result.error = error;
+
+  auto set = [&result](Verdict verdict, std::string reason) {
+    result.verdict = verdict;
+    result.reason = std::move(reason);
+    return result;
+  };
+
+  // The sandbox's own facts come first: a limit or a forbidden system call ends everything.
+  if (!outcome.started) return set(Verdict::internal_error, "sandbox setup failed: " + outcome.setup_error);
+  if (outcome.seccomp_violation) {
+    return set(Verdict::security_violation, "a forbidden system call was made (killed by seccomp)");
+  }
+  switch (outcome.limit) {
+    case sandbox::LimitHit::wall_time:
+      return set(Verdict::time_limit, "wall-clock limit exceeded (" +
+                                          bench::format_ns(static_cast<double>(outcome.wall.count())) + ")");
+    case sandbox::LimitHit::cpu_time:
+      return set(Verdict::time_limit, "CPU-time limit exceeded");
+    case sandbox::LimitHit::memory:
+      return set(Verdict::memory_limit, "memory limit exceeded");
+    case sandbox::LimitHit::output:
+      return set(Verdict::output_limit, "output limit exceeded (stdout/stderr or results)");
+    case sandbox::LimitHit::file_size:
+      return set(Verdict::output_limit, "file-size limit exceeded");
+    case sandbox::LimitHit::processes:
+      return set(Verdict::runtime_error, "process-count limit reached");
+    case sandbox::LimitHit::none:
+      break;
+  }
+  if (outcome.result_truncated) return set(Verdict::output_limit, "result stream exceeded its cap");
+
+  if (error) {
+    const std::string detail = error->type.empty() ? error->message
+                                                   : error->type + ": " + first_line(error->message);
+    if (error->stage == "load_reference" || error_kind == "problem") {
+      return set(Verdict::internal_error, "the problem's reference failed to load: " + detail);
+    }
+    if (error->stage == "harness" || error_kind == "harness") {
+      return set(Verdict::internal_error, "harness failure: " + detail);
+    }
+    if (error->stage == "load_submission") {
+      return set(error_kind == "compile" ? Verdict::compile_error : Verdict::runtime_error,
+                 "the submission failed to load: " + detail);
+    }
+    return set(Verdict::runtime_error, detail);
+  }
+
+  const auto& cases = mode == Mode::test ? result.tests : result.benchmarks;
+  for (const auto& c : cases) {
+    const std::string label = (mode == Mode::test ? "test " : "benchmark ") +
+                              std::to_string(c.index) + " (" + describe_spec(c.spec) + ")";
+    if (c.status == "error") {
+      const std::string detail =
+          c.error ? c.error->type + ": " + first_line(c.error->message) : first_line(c.message);
+      return set(Verdict::runtime_error, label + " raised " + detail);
+    }
+    if (c.status != "pass") return set(Verdict::wrong_answer, label + ": " + first_line(c.message));
+  }
+
+  if (!done) {
+    // Our harness always ends with `done`; without it the process tree died early. Before the
+    // submission was loaded that is our fault, after it the submission's.
+    std::ostringstream how;
+    if (outcome.signal) {
+      how << "killed by signal " << *outcome.signal;
+    } else if (outcome.exit_code) {
+      how << "exited with code " << *outcome.exit_code;
+    } else {
+      how << "ended";
+    }
+    const bool user_phase = last_stage == "load_submission" || last_stage == "tests" ||
+                            last_stage == "benchmarks";
+    return set(user_phase ? Verdict::runtime_error : Verdict::internal_error,
+               "the evaluation " + how.str() + " before reporting its result" +
+                   (user_phase ? " (during " + last_stage + ")" : ""));
+  }
+  const std::size_t expected = mode == Mode::test ? problem.tests.size() : problem.benchmarks.size();
+  if (cases.size() != expected) {
+    return set(Verdict::internal_error, "the harness reported " + std::to_string(cases.size()) +
+                                            " of " + std::to_string(expected) + " cases");
+  }
+  if (mode == Mode::benchmark && !cases.empty()) {
+    std::vector<double> medians;
+    for (const auto& c : cases) medians.push_back(c.summary.median);
+    try {
+      result.score_ns = bench::aggregate(medians, result.ranking_by);
+    } catch (const std::invalid_argument& e) {
+      return set(Verdict::internal_error, std::string("cannot score: ") + e.what());
+    }
+  }
+  return set(Verdict::accepted, mode == Mode::test
+                                    ? "all " + std::to_string(cases.size()) + " tests passed"
+                                    : "all " + std::to_string(cases.size()) + " benchmarks passed");
+}
+
+}  // namespace kj::judge

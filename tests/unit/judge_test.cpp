@@ -1,1 +1,141 @@
-// placeholder: being written
+// Verdict rules: sandbox facts and harness events in, one verdict out.
+#include <gtest/gtest.h>
+
+#include "judge/judge.h"
+
+using kj::judge::Mode;
+using kj::judge::Verdict;
+using nlohmann::json;
+
+namespace {
+
+kj::problem::Problem two_tests() {
+  kj::problem::Problem p;
+  p.name = "vectoradd";
+  p.tests = {nlohmann::ordered_json{{"size", 8}, {"seed", 1}},
+             nlohmann::ordered_json{{"size", 9}, {"seed", 2}}};
+  p.benchmarks = {nlohmann::ordered_json{{"size", 64}, {"seed", 3}},
+                  nlohmann::ordered_json{{"size", 128}, {"seed", 4}}};
+  p.ranking_by = kj::problem::RankingBy::geom;
+  return p;
+}
+
+kj::sandbox::Outcome clean_exit() {
+  kj::sandbox::Outcome o;
+  o.started = true;
+  o.exit_code = 0;
+  return o;
+}
+
+std::vector<json> events(std::initializer_list<const char*> lines) {
+  std::string text;
+  for (const char* l : lines) text += std::string(l) + "\n";
+  std::string error;
+  auto out = kj::judge::parse_events(text, &error);
+  EXPECT_EQ(error, "");
+  return out;
+}
+
+Verdict verdict_of(const kj::sandbox::Outcome& o, const std::vector<json>& ev, Mode mode = Mode::test) {
+  return kj::judge::decide(o, ev, mode, two_tests()).verdict;
+}
+
+const char* kStart = R"({"event":"stage","stage":"tests"})";
+const char* kPass0 = R"({"event":"test","index":0,"spec":{"size":8,"seed":1},"status":"pass","message":""})";
+const char* kPass1 = R"({"event":"test","index":1,"spec":{"size":9,"seed":2},"status":"pass","message":""})";
+const char* kDone = R"({"event":"done","passed":true})";
+
+}  // namespace
+
+TEST(Verdict, AllTestsPassIsAccepted) {
+  const auto r = kj::judge::decide(clean_exit(), events({kStart, kPass0, kPass1, kDone}), Mode::test, two_tests());
+  EXPECT_EQ(r.verdict, Verdict::accepted);
+  EXPECT_EQ(r.tests.size(), 2u);
+}
+
+TEST(Verdict, FailedCheckIsWrongAnswerWithItsMessage) {
+  const auto r = kj::judge::decide(
+      clean_exit(),
+      events({kStart, kPass0,
+              R"({"event":"test","index":1,"spec":{"size":9,"seed":2},"status":"fail","message":"3 mismatched elements"})",
+              kDone}),
+      Mode::test, two_tests());
+  EXPECT_EQ(r.verdict, Verdict::wrong_answer);
+  EXPECT_NE(r.reason.find("3 mismatched elements"), std::string::npos);
+  EXPECT_NE(r.reason.find("size=9"), std::string::npos);
+}
+
+TEST(Verdict, ExceptionInKernelIsRuntimeError) {
+  EXPECT_EQ(verdict_of(clean_exit(),
+                       events({kStart, R"({"event":"test","index":0,"status":"error","error":{"type":"ValueError","message":"boom"}})",
+                               kDone})),
+            Verdict::runtime_error);
+}
+
+TEST(Verdict, LoadFailuresSplitCompileFromRuntime) {
+  EXPECT_EQ(verdict_of(clean_exit(), events({R"({"event":"error","stage":"load_submission","kind":"compile","error":{"type":"SyntaxError","message":"bad"}})", kDone})),
+            Verdict::compile_error);
+  EXPECT_EQ(verdict_of(clean_exit(), events({R"({"event":"error","stage":"load_submission","kind":"exception","error":{"type":"ZeroDivisionError","message":"x"}})", kDone})),
+            Verdict::runtime_error);
+}
+
+TEST(Verdict, BrokenReferenceIsNeverTheUsersFault) {
+  EXPECT_EQ(verdict_of(clean_exit(), events({R"({"event":"error","stage":"load_reference","kind":"problem","error":{"type":"ImportError","message":"x"}})", kDone})),
+            Verdict::internal_error);
+  kj::sandbox::Outcome not_started;
+  not_started.setup_error = "pivot_root failed";
+  EXPECT_EQ(verdict_of(not_started, {}), Verdict::internal_error);
+}
+
+TEST(Verdict, SandboxLimitsWinOverEvents) {
+  auto o = clean_exit();
+  o.limit = kj::sandbox::LimitHit::wall_time;
+  EXPECT_EQ(verdict_of(o, events({kStart, kPass0})), Verdict::time_limit);
+  o.limit = kj::sandbox::LimitHit::memory;
+  EXPECT_EQ(verdict_of(o, events({kStart})), Verdict::memory_limit);
+  o.limit = kj::sandbox::LimitHit::output;
+  EXPECT_EQ(verdict_of(o, events({kStart, kPass0, kPass1, kDone})), Verdict::output_limit);
+  o.limit = kj::sandbox::LimitHit::none;
+  o.seccomp_violation = true;
+  EXPECT_EQ(verdict_of(o, events({kStart, kPass0, kPass1, kDone})), Verdict::security_violation);
+}
+
+TEST(Verdict, DyingWithoutDoneDependsOnStage) {
+  auto o = clean_exit();
+  o.exit_code.reset();
+  o.signal = 9;
+  EXPECT_EQ(verdict_of(o, events({kStart, kPass0})), Verdict::runtime_error);
+  EXPECT_EQ(verdict_of(o, events({R"({"event":"stage","stage":"load_reference"})"})), Verdict::internal_error);
+}
+
+TEST(Verdict, MissingCasesAreAnInternalError) {
+  EXPECT_EQ(verdict_of(clean_exit(), events({kStart, kPass0, kDone})), Verdict::internal_error);
+}
+
+TEST(Verdict, BenchmarkScoreIsRankingOfMedians) {
+  const auto r = kj::judge::decide(
+      clean_exit(),
+      events({R"({"event":"benchmark","index":0,"status":"pass","samples_ns":[1,2,3]})",
+              R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8,100]})", kDone}),
+      Mode::benchmark, two_tests());
+  EXPECT_EQ(r.verdict, Verdict::accepted);
+  ASSERT_TRUE(r.score_ns);
+  EXPECT_NEAR(*r.score_ns, std::sqrt(2.0 * 8.5), 1e-9);
+  EXPECT_DOUBLE_EQ(r.benchmarks[1].summary.median, 8.5);
+}
+
+TEST(Events, GarbageLinesAreReported) {
+  std::string error;
+  const auto ev = kj::judge::parse_events("{\"event\":\"done\"}\nnot json\n[1]\n", &error);
+  EXPECT_EQ(ev.size(), 1u);
+  EXPECT_NE(error.find("line 2"), std::string::npos);
+}
+
+TEST(Names, VerdictsRoundTrip) {
+  for (auto v : {Verdict::accepted, Verdict::wrong_answer, Verdict::compile_error, Verdict::runtime_error,
+                 Verdict::time_limit, Verdict::memory_limit, Verdict::output_limit,
+                 Verdict::security_violation, Verdict::internal_error}) {
+    EXPECT_EQ(kj::judge::verdict_from_string(kj::judge::to_string(v)), v);
+  }
+  EXPECT_FALSE(kj::judge::verdict_from_string("accepted!"));
+}

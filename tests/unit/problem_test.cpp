@@ -1,1 +1,218 @@
-// placeholder: being written
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "problem/problem.h"
+
+namespace fs = std::filesystem;
+using kj::problem::ProblemError;
+
+namespace {
+
+class ProblemDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = fs::temp_directory_path() / "kj-problem-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    write("reference.py", "def generate_input(size, seed): pass\n");
+    write("task.py", "");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& text) {
+    fs::create_directories((dir_ / name).parent_path());
+    std::ofstream(dir_ / name) << text;
+  }
+
+  // Loads and returns the error; fails the test when loading succeeds.
+  ProblemError load_error(const std::string& task_yml) {
+    write("task.yml", task_yml);
+    try {
+      kj::problem::load(dir_);
+    } catch (const ProblemError& e) {
+      return e;
+    }
+    ADD_FAILURE() << "task.yml was accepted:\n" << task_yml;
+    return ProblemError(dir_, 0, "", "");
+  }
+
+  fs::path dir_;
+};
+
+constexpr const char* kValid = R"(files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "reference.py", "source": "reference.py"}
+  - {"name": "task.py", "source": "task.py"}
+lang: "py"
+description: |
+  Add two vectors.
+templates:
+  Python: "reference.py"
+tests:
+  - {"size": 127, "seed": 4242}
+  - {"size": 128, "seed": 5236, "dtype": "float16", "scale": 0.5}
+benchmarks:
+  - {"size": 1024, "seed": 31232}
+ranking_by: "geom"
+test_timeout: 60
+ranked_timeout: 420
+)";
+
+}  // namespace
+
+TEST_F(ProblemDir, ReadsEveryField) {
+  write("task.yml", kValid);
+  const auto p = kj::problem::load(dir_);
+  EXPECT_EQ(p.lang, "py");
+  ASSERT_EQ(p.files.size(), 3u);
+  EXPECT_TRUE(p.files[0].is_submission());
+  EXPECT_EQ(p.submission_file().name, "submission.py");
+  ASSERT_EQ(p.tests.size(), 2u);
+  EXPECT_EQ(p.tests[0]["size"], 127);
+  EXPECT_EQ(p.tests[1]["dtype"], "float16");
+  EXPECT_DOUBLE_EQ(p.tests[1]["scale"].get<double>(), 0.5);
+  // Argument order is kept: the harness passes them as keyword arguments.
+  EXPECT_EQ(p.tests[1].begin().key(), "size");
+  EXPECT_EQ(p.benchmarks.size(), 1u);
+  EXPECT_EQ(p.ranking_by, kj::problem::RankingBy::geom);
+  EXPECT_EQ(p.test_timeout.count(), 60);
+  EXPECT_EQ(p.benchmark_timeout.count(), 180);  // default
+  EXPECT_EQ(p.ranked_timeout.count(), 420);
+  EXPECT_EQ(p.templates.at("Python"), "reference.py");
+  EXPECT_EQ(p.description, "Add two vectors.\n");
+}
+
+TEST_F(ProblemDir, MaterializesSharedFilesAndTheSubmission) {
+  write("../utils-for-test.py", "UTIL = 1\n");
+  write("task.yml", std::string(kValid).replace(
+                        std::string(kValid).find("  - {\"name\": \"task.py\""), 0,
+                        "  - {\"name\": \"utils.py\", \"source\": \"../utils-for-test.py\"}\n"));
+  const auto p = kj::problem::load(dir_);
+  const fs::path out = dir_ / "out";
+  kj::problem::materialize(p, "def custom_kernel(data): return data\n", out);
+  std::ifstream sub(out / "submission.py");
+  std::string text((std::istreambuf_iterator<char>(sub)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "def custom_kernel(data): return data\n");
+  EXPECT_TRUE(fs::exists(out / "utils.py"));
+  EXPECT_TRUE(fs::exists(out / "reference.py"));
+  fs::remove(dir_.parent_path() / "utils-for-test.py");
+}
+
+TEST_F(ProblemDir, YamlSyntaxErrorNamesFileAndLine) {
+  const auto e = load_error("files:\n  - {\"name\": \"a.py\"\ntests: [\n");
+  EXPECT_NE(std::string(e.what()).find("task.yml:"), std::string::npos) << e.what();
+  EXPECT_GT(e.line(), 0);
+  EXPECT_NE(std::string(e.what()).find("YAML syntax error"), std::string::npos);
+}
+
+TEST_F(ProblemDir, MissingSourceFileNamesFieldAndLine) {
+  const auto e = load_error(R"(files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "reference.py", "source": "reference.py"}
+  - {"name": "utils.py", "source": "../nope.py"}
+tests:
+  - {"size": 1, "seed": 1}
+)");
+  EXPECT_EQ(e.field(), "files[2].source");
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos);
+}
+
+TEST_F(ProblemDir, NeedsExactlyOneSubmissionFile) {
+  const auto e = load_error(R"(files:
+  - {"name": "reference.py", "source": "reference.py"}
+tests:
+  - {"size": 1, "seed": 1}
+)");
+  EXPECT_EQ(e.field(), "files");
+  EXPECT_NE(std::string(e.what()).find("@SUBMISSION@"), std::string::npos);
+}
+
+TEST_F(ProblemDir, TestCaseMustBeMapping) {
+  const auto e = load_error(R"(files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "reference.py", "source": "reference.py"}
+tests:
+  - {"size": 1, "seed": 1}
+  - 17
+)");
+  EXPECT_EQ(e.field(), "tests[1]");
+  EXPECT_EQ(e.line(), 6);
+}
+
+TEST_F(ProblemDir, NestedArgumentIsRejected) {
+  const auto e = load_error(R"(files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "reference.py", "source": "reference.py"}
+tests:
+  - {"size": {"a": 1}, "seed": 1}
+)");
+  EXPECT_EQ(e.field(), "tests[0].size");
+}
+
+TEST_F(ProblemDir, BadRankingTimeoutLangAndPathEscape) {
+  const std::string files = R"(files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "reference.py", "source": "reference.py"}
+tests:
+  - {"size": 1, "seed": 1}
+)";
+  EXPECT_EQ(load_error(files + "ranking_by: \"max\"\n").field(), "ranking_by");
+  EXPECT_EQ(load_error(files + "test_timeout: soon\n").field(), "test_timeout");
+  EXPECT_EQ(load_error(files + "test_timeout: -5\n").field(), "test_timeout");
+  EXPECT_EQ(load_error(files + "lang: \"rust\"\n").field(), "lang");
+  const auto escape = load_error(R"(files:
+  - {"name": "../evil.py", "source": "@SUBMISSION@"}
+tests:
+  - {"size": 1, "seed": 1}
+)");
+  EXPECT_EQ(escape.field(), "files[0].name");
+}
+
+TEST_F(ProblemDir, MissingTestsAndMissingTaskFile) {
+  EXPECT_EQ(load_error(R"(files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "reference.py", "source": "reference.py"}
+)").field(),
+            "tests");
+  fs::remove(dir_ / "task.yml");
+  EXPECT_THROW(kj::problem::load(dir_), ProblemError);
+}
+
+TEST_F(ProblemDir, UnknownKeysAreWarningsNotErrors) {
+  write("task.yml", std::string(kValid) + "flavour: spicy\n");
+  const auto p = kj::problem::load(dir_);
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("flavour"), std::string::npos);
+}
+
+TEST_F(ProblemDir, MultiGpuNeedsWorldSize) {
+  const auto e = load_error(R"(files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "reference.py", "source": "reference.py"}
+multi_gpu: true
+tests:
+  - {"size": 1, "seed": 1}
+)");
+  EXPECT_EQ(e.field(), "tests[0]");
+}
+
+TEST(Directives, ReadsLeadingCommentBlockOnly) {
+  const auto d = kj::problem::parse_directives(
+      "#!POPCORN leaderboard vectoradd_v2\n#!POPCORN gpu H100 B200\nimport torch\n#!POPCORN leaderboard other\n");
+  ASSERT_TRUE(d.leaderboard);
+  EXPECT_EQ(*d.leaderboard, "vectoradd_v2");
+  EXPECT_EQ(d.gpus, (std::vector<std::string>{"H100", "B200"}));
+  const auto cu = kj::problem::parse_directives("//!POPCORN leaderboard vectorsum\n#include <x>\n");
+  EXPECT_EQ(cu.leaderboard.value_or(""), "vectorsum");
+}
+
+TEST(DeclaredVerdict, FirstLineOnly) {
+  EXPECT_EQ(kj::problem::declared_verdict("# expect: wrong_answer\nx=1\n").value_or(""), "wrong_answer");
+  EXPECT_EQ(kj::problem::declared_verdict("// expect: compile_error  \n").value_or(""), "compile_error");
+  EXPECT_FALSE(kj::problem::declared_verdict("import torch\n# expect: accepted\n"));
+  EXPECT_FALSE(kj::problem::declared_verdict("x = 'expect: accepted'\n"));
+}

@@ -1,0 +1,1 @@
+"""kerneljudge harness: runs inside the sandbox, reports facts, never decides verdicts."""

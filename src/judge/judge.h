@@ -1,0 +1,112 @@
+// The pipeline for one submission: materialize the task, run the harness in the sandbox, turn
+// the harness's facts and the sandbox's outcome into a verdict. No HTTP, no SQL.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/stats.h"
+#include "problem/problem.h"
+#include "sandbox/sandbox.h"
+
+namespace kj::judge {
+
+enum class Verdict {
+  accepted,
+  wrong_answer,
+  compile_error,
+  runtime_error,
+  time_limit,
+  memory_limit,
+  output_limit,
+  security_violation,
+  internal_error,
+};
+std::string to_string(Verdict verdict);
+std::optional<Verdict> verdict_from_string(std::string_view name);
+
+enum class Mode { test, benchmark };
+std::string to_string(Mode mode);
+std::optional<Mode> mode_from_string(std::string_view name);
+
+// Where and with what the harness runs. Built once per process by discover_environment.
+struct Environment {
+  std::filesystem::path python;       // harness interpreter, absolute
+  std::filesystem::path harness_dir;  // the folder holding kj_harness/
+  std::string device = "cpu";         // "cpu" or "cuda:N" (host numbering)
+  std::vector<sandbox::Bind> binds;   // read-only: system dirs, interpreter prefixes
+  std::vector<std::string> env;       // passed to the harness, "KEY=VALUE"
+};
+
+// Finds the interpreter (explicit path, else $KJ_PYTHON, else python3 on PATH) and the harness
+// (explicit, else $KJ_HARNESS_DIR, else harness/ beside or above the kj executable), asks the
+// interpreter for its prefixes, and prepares binds and environment for `device`.
+// Throws std::runtime_error with a message saying what is missing.
+Environment discover_environment(const std::optional<std::string>& python,
+                                 const std::optional<std::string>& harness_dir,
+                                 const std::string& device);
+
+struct ErrorInfo {
+  std::string stage;  // load_reference, load_submission, run, harness, sandbox
+  std::string type;
+  std::string message;
+  std::string traceback;
+};
+
+struct CaseResult {
+  int index = 0;
+  nlohmann::ordered_json spec;
+  std::string status;  // pass, fail, error
+  std::string message;
+  std::optional<ErrorInfo> error;
+  double elapsed_ns = 0;        // one untimed call (tests)
+  std::vector<double> samples;  // benchmark samples, ns
+  std::string clock;            // cuda_event or monotonic
+  bench::Summary summary;
+};
+
+struct EvalResult {
+  Verdict verdict = Verdict::internal_error;
+  std::string reason;  // one line saying why
+  Mode mode = Mode::test;
+  std::string problem;
+  std::string submission;
+  std::string device;
+  std::vector<CaseResult> tests;
+  std::vector<CaseResult> benchmarks;
+  std::optional<double> score_ns;  // benchmark mode, all passed: ranking_by over medians
+  std::string ranking_by;
+  std::optional<ErrorInfo> error;
+  nlohmann::json system = nlohmann::json::object();  // interpreter, torch, triton, GPU name
+  sandbox::Outcome outcome;                          // exit, limits, wall, cpu, memory, output
+};
+
+struct EvalRequest {
+  const problem::Problem* problem = nullptr;
+  std::string submission_source;
+  std::string submission_name;
+  Mode mode = Mode::test;
+  std::optional<std::chrono::milliseconds> timeout;  // default: the problem's timeout for mode
+  sandbox::Limits limits;                            // wall is overridden by the timeout
+  nlohmann::json timing = nlohmann::json::object();  // benchmark settings passed to the harness
+};
+
+// Runs one evaluation. Never throws for anything the submission does.
+EvalResult evaluate(const EvalRequest& request, const Environment& environment);
+
+// The harness's result lines; a line that is not a JSON object is an error (the harness is ours).
+std::vector<nlohmann::json> parse_events(std::string_view result_data, std::string* error);
+
+// Facts to verdict: the sandbox outcome first (limits, seccomp), then the harness's events.
+EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::json> events,
+                  Mode mode, const problem::Problem& problem);
+
+nlohmann::json to_json(const EvalResult& result);
+std::string render_text(const EvalResult& result, bool verbose);
+
+}  // namespace kj::judge

@@ -1,0 +1,84 @@
+// Reading a problem directory in the gpu-mode/reference-kernels format (task.yml, reference.py,
+// submission exporting custom_kernel) and the `#!POPCORN` directives of a submission.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kj::problem {
+
+// A malformed problem: names the file, the line (1-based, 0 when unknown) and the field.
+class ProblemError : public std::runtime_error {
+ public:
+  ProblemError(std::filesystem::path file, int line, std::string field, const std::string& what);
+  const std::filesystem::path& file() const { return file_; }
+  int line() const { return line_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  std::filesystem::path file_;
+  int line_;
+  std::string field_;
+};
+
+inline constexpr std::string_view kSubmissionMarker = "@SUBMISSION@";
+
+struct TaskFile {
+  std::string name;    // file name in the materialized directory
+  std::string source;  // path relative to the problem directory, or @SUBMISSION@
+  bool is_submission() const { return source == kSubmissionMarker; }
+};
+
+enum class RankingBy { last, mean, geom };
+std::string to_string(RankingBy ranking);
+
+struct Problem {
+  std::filesystem::path dir;  // absolute
+  std::string name;           // directory name
+  std::string lang;           // "py" or "cu"
+  std::string description;
+  std::vector<TaskFile> files;
+  nlohmann::json config = nlohmann::json::object();
+  std::map<std::string, std::string> templates;  // language -> path relative to dir
+  std::vector<nlohmann::ordered_json> tests;       // flat objects of scalar arguments
+  std::vector<nlohmann::ordered_json> benchmarks;
+  RankingBy ranking_by = RankingBy::last;
+  std::chrono::seconds test_timeout{180};
+  std::chrono::seconds benchmark_timeout{180};
+  std::chrono::seconds ranked_timeout{180};
+  std::optional<std::int64_t> seed;
+  bool multi_gpu = false;
+  std::vector<std::string> gpus;
+  std::vector<std::string> warnings;  // unknown keys and the like: shown, not fatal
+
+  const TaskFile& submission_file() const;
+};
+
+// Parses and validates DIR/task.yml. Throws ProblemError.
+Problem load(const std::filesystem::path& dir);
+
+// Writes every task file into out_dir, the submission's text in place of @SUBMISSION@.
+void materialize(const Problem& problem, std::string_view submission_source,
+                 const std::filesystem::path& out_dir);
+
+// `#!POPCORN leaderboard NAME`, `#!POPCORN gpu A B` (or `//!POPCORN` in C++ sources), read from
+// the leading comment block of a submission.
+struct Directives {
+  std::optional<std::string> leaderboard;
+  std::vector<std::string> gpus;
+};
+Directives parse_directives(std::string_view source);
+
+// The verdict a solution or corpus file declares on its first line: `# expect: wrong_answer`
+// (or `// expect: ...`). Empty when the first line declares nothing.
+std::optional<std::string> declared_verdict(std::string_view source);
+
+}  // namespace kj::problem

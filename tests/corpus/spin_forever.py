@@ -1,0 +1,4 @@
+# expect: time_limit
+def custom_kernel(data):
+    while True:
+        pass
