@@ -1,1 +1,749 @@
-// placeholder: being written
+#include "sandbox/sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "sandbox/detail/cgroup.h"
+#include "sandbox/detail/child.h"
+#include "sandbox/detail/fd.h"
+#include "sandbox/detail/seccomp_filter.h"
+
+namespace kj::sandbox {
+namespace {
+
+using namespace detail;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kSetupTimeout = std::chrono::seconds(30);
+constexpr auto kCpuPollInterval = std::chrono::milliseconds(50);
+constexpr unsigned kInsideId = 1000;
+constexpr unsigned kOutsideId = 65534;  // "nobody": owns nothing the sandbox could reach
+constexpr std::size_t kInitStackBytes = 1 << 20;
+
+constexpr const char* kDefaultDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                           "/dev/urandom"};
+// What dynamically linked programs, gcc (via alternatives) and Python read from /etc.
+constexpr const char* kEtcWhitelist[] = {"ld.so.cache", "ld.so.conf", "ld.so.conf.d",
+                                         "nsswitch.conf", "hosts", "localtime", "alternatives",
+                                         "os-release"};
+
+std::string errno_text(int error = errno) { return std::strerror(error); }
+
+// Blocks SIGPIPE in this thread while the run writes stdin, so a child that closes its stdin
+// cannot kill the judge; a SIGPIPE left pending is consumed before the mask is restored.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SigpipeBlock() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    const timespec zero{0, 0};
+    while (sigtimedwait(&set, nullptr, &zero) == SIGPIPE) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
+// The cloned namespace init; killed and reaped on destruction so no run leaks a process tree.
+class InitProcess {
+ public:
+  explicit InitProcess(pid_t pid) : pid_(pid) {}
+  ~InitProcess() {
+    if (pid_ <= 0 || reaped_) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  InitProcess(const InitProcess&) = delete;
+  InitProcess& operator=(const InitProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool reaped() const { return reaped_; }
+  void kill() {
+    if (!reaped_ && !killed_) ::kill(pid_, SIGKILL);
+    killed_ = true;
+  }
+  bool killed() const { return killed_; }
+  // Non-blocking reap; true once the init (and so the whole namespace) is gone.
+  bool try_reap() {
+    if (reaped_) return true;
+    const pid_t rc = ::wait4(pid_, &status_, WNOHANG, &usage_);
+    if (rc == pid_) reaped_ = true;
+    return reaped_;
+  }
+  int status() const { return status_; }
+  const rusage& usage() const { return usage_; }
+
+ private:
+  pid_t pid_;
+  bool reaped_ = false;
+  bool killed_ = false;
+  int status_ = 0;
+  rusage usage_{};
+};
+
+// Lexically normalizes an absolute path; empty when relative or when it contains "..".
+std::string normalize(const std::string& path) {
+  if (path.empty() || path[0] != '/') return {};
+  std::string out;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    std::size_t j = i;
+    while (j < path.size() && path[j] != '/') ++j;
+    const std::string part = path.substr(i, j - i);
+    i = j;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return {};
+    out += "/" + part;
+  }
+  return out.empty() ? "/" : out;
+}
+
+std::size_t depth(const std::string& path) {
+  return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+bool is_under(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         (dir == "/" || path[dir.size()] == '/'));
+}
+
+std::optional<std::string> read_link(const std::string& path) {
+  std::vector<char> buffer(PATH_MAX + 1);
+  const ssize_t n = ::readlink(path.c_str(), buffer.data(), buffer.size() - 1);
+  if (n < 0) return std::nullopt;
+  return std::string(buffer.data(), static_cast<std::size_t>(n));
+}
+
+std::optional<std::string> real_path(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
+}
+
+// Turns Spec::binds, devices and the fixed mounts into the ordered steps the child executes.
+bool plan_mounts(const Spec& spec, ChildPlan& plan, Outcome& out) {
+  auto& steps = plan.steps;
+  const auto& limits = spec.limits;
+  steps.push_back({MountKind::tmpfs, "/dev", "", "mode=0755,size=1m",
+                   MS_NOSUID | MS_NODEV | MS_NOEXEC});
+
+  std::vector<std::string> devices(std::begin(kDefaultDevices), std::end(kDefaultDevices));
+  for (const auto& device : spec.devices)
+    if (std::find(devices.begin(), devices.end(), device) == devices.end())
+      devices.push_back(device);
+  for (const auto& device : devices) {
+    const std::string path = normalize(device);
+    struct stat st {};
+    if (path.empty() || !is_under(path, "/dev") || path == "/dev") {
+      out.setup_error = "device path must be under /dev: " + device;
+      return false;
+    }
+    if (::stat(path.c_str(), &st) != 0) {
+      out.warnings.push_back("device " + path + " does not exist on the host: not exposed");
+      continue;
+    }
+    MountStep step{MountKind::device, path, path};
+    step.directory = S_ISDIR(st.st_mode);
+    steps.push_back(step);
+  }
+  for (const auto& [name, target] : {std::pair<const char*, const char*>{"fd", "/proc/self/fd"},
+                                     {"stdin", "/proc/self/fd/0"},
+                                     {"stdout", "/proc/self/fd/1"},
+                                     {"stderr", "/proc/self/fd/2"}})
+    steps.push_back({MountKind::symlink, std::string("/dev/") + name, target});
+  steps.push_back({MountKind::tmpfs, "/dev/shm", "", "mode=1777,size=64m",
+                   MS_NOSUID | MS_NODEV | MS_NOEXEC});
+  steps.push_back({MountKind::proc, "/proc", "", "", 0});
+  const std::uint64_t scratch = std::max<std::uint64_t>(limits.scratch_bytes, 4096);
+  steps.push_back({MountKind::tmpfs, "/tmp", "", "mode=1777,size=" + std::to_string(scratch),
+                   MS_NOSUID | MS_NODEV});
+
+  // User binds, parents before children so nested mount points land on the right mount.
+  std::vector<MountStep> binds;
+  std::vector<std::string> identity;  // host dirs visible at their own path
+  for (const Bind& bind : spec.binds) {
+    const std::string source = normalize(bind.source);
+    const std::string target = bind.target.empty() ? source : normalize(bind.target);
+    if (source.empty() || target.empty() || target == "/") {
+      out.setup_error = "bind paths must be absolute, without '..', not '/': " + bind.source +
+                        " -> " + bind.target;
+      return false;
+    }
+    struct stat st {};
+    if (::lstat(source.c_str(), &st) != 0) {
+      if (bind.optional) continue;
+      out.setup_error = "bind source " + source + ": " + errno_text();
+      return false;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      const auto resolved = real_path(source);
+      if (!resolved || ::stat(resolved->c_str(), &st) != 0) {
+        if (bind.optional) continue;
+        out.setup_error = "bind source " + source + " is a dangling symlink";
+        return false;
+      }
+      if (target == source) {
+        // /bin -> usr/bin: the same link in the new root, and its destination bound as itself.
+        binds.push_back({MountKind::symlink, target, read_link(source).value_or(*resolved)});
+        MountStep real{MountKind::bind, *resolved, *resolved};
+        real.writable = bind.writable;
+        real.directory = S_ISDIR(st.st_mode);
+        binds.push_back(real);
+        if (real.directory) identity.push_back(*resolved);
+        continue;
+      }
+      MountStep step{MountKind::bind, *resolved, target};
+      step.writable = bind.writable;
+      step.directory = S_ISDIR(st.st_mode);
+      binds.push_back(step);
+      continue;
+    }
+    MountStep step{MountKind::bind, source, target};
+    step.writable = bind.writable;
+    step.directory = S_ISDIR(st.st_mode);
+    if (step.directory && source == target && !bind.writable) identity.push_back(source);
+    binds.push_back(step);
+  }
+  // Drop a resolved symlink destination that an identity bind already shows (e.g. /usr/bin
+  // under /usr), so the common /bin, /lib on Debian cost no extra mounts.
+  std::vector<MountStep> kept;
+  for (const auto& step : binds) {
+    bool redundant = false;
+    if (step.kind == MountKind::bind && step.source == step.target && !step.writable)
+      for (const auto& dir : identity)
+        if (dir != step.target && is_under(step.target, dir)) redundant = true;
+    bool duplicate = false;
+    for (const auto& other : kept)
+      if (other.target == step.target && other.kind == step.kind && other.source == step.source)
+        duplicate = true;
+    if (!redundant && !duplicate) kept.push_back(step);
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const MountStep& a, const MountStep& b) {
+    return depth(a.target) < depth(b.target);
+  });
+  bool etc_bound = false;
+  for (const auto& step : kept) {
+    if (step.target == "/etc") etc_bound = true;
+    steps.push_back(step);
+  }
+
+  if (!etc_bound) {
+    for (const char* name : kEtcWhitelist) {
+      const std::string path = std::string("/etc/") + name;
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) != 0) continue;
+      MountStep step;
+      if (S_ISLNK(st.st_mode)) {
+        step = {MountKind::symlink, path, read_link(path).value_or("")};
+      } else {
+        step = {MountKind::bind, path, path};
+        step.directory = S_ISDIR(st.st_mode);
+      }
+      step.skip_if_exists = true;
+      steps.push_back(step);
+    }
+    MountStep passwd{MountKind::file, "/etc/passwd",
+                     "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                     "kj:x:1000:1000:kj:/tmp:/bin/sh\n"
+                     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"};
+    passwd.skip_if_exists = true;
+    steps.push_back(passwd);
+    MountStep group{MountKind::file, "/etc/group", "root:x:0:\nkj:x:1000:\nnogroup:x:65534:\n"};
+    group.skip_if_exists = true;
+    steps.push_back(group);
+  }
+  return true;
+}
+
+bool write_text(const std::string& path, const std::string& text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  return fd && ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
+// Maps one inside id to `outer_uid`/`outer_gid` for the user namespace of `pid`.
+bool write_id_maps(pid_t pid, unsigned outer_uid, unsigned outer_gid, std::string& error) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/";
+  if (!write_text(dir + "setgroups", "deny") && errno != ENOENT) {
+    error = "setgroups deny: " + errno_text();
+    return false;
+  }
+  if (!write_text(dir + "uid_map",
+                  std::to_string(kInsideId) + " " + std::to_string(outer_uid) + " 1\n")) {
+    error = "uid_map: " + errno_text();
+    return false;
+  }
+  if (!write_text(dir + "gid_map",
+                  std::to_string(kInsideId) + " " + std::to_string(outer_gid) + " 1\n")) {
+    error = "gid_map: " + errno_text();
+    return false;
+  }
+  return true;
+}
+
+// One captured pipe (stdout, stderr, result) with its cap.
+struct Capture {
+  UniqueFd fd;
+  std::string* data = nullptr;
+  bool* truncated = nullptr;
+  std::size_t cap = 0;
+  bool output_limit = false;  // exceeding the cap ends the run (stdout, stderr)
+  bool eof() const { return !fd; }
+};
+
+// Reads what is available; returns true when the cap was exceeded for the first time.
+bool drain(Capture& capture) {
+  char buffer[65536];
+  bool overflow = false;
+  while (capture.fd) {
+    const ssize_t n = ::read(capture.fd.get(), buffer, sizeof(buffer));
+    if (n > 0) {
+      const std::size_t size = static_cast<std::size_t>(n);
+      const std::size_t room =
+          capture.data->size() < capture.cap ? capture.cap - capture.data->size() : 0;
+      capture.data->append(buffer, std::min(room, size));
+      if (size > room && !*capture.truncated) {
+        *capture.truncated = true;
+        overflow = true;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    capture.fd.reset();  // EOF or error
+  }
+  return overflow;
+}
+
+}  // namespace
+
+std::string to_string(LimitHit limit) {
+  switch (limit) {
+    case LimitHit::none:
+      return "none";
+    case LimitHit::wall_time:
+      return "wall_time";
+    case LimitHit::cpu_time:
+      return "cpu_time";
+    case LimitHit::memory:
+      return "memory";
+    case LimitHit::output:
+      return "output";
+    case LimitHit::processes:
+      return "processes";
+    case LimitHit::file_size:
+      return "file_size";
+  }
+  return "unknown";
+}
+
+Outcome run(const Spec& spec) {
+  Outcome out;
+  const auto& limits = spec.limits;
+  if (spec.argv.empty() || spec.argv[0].empty() || spec.argv[0][0] != '/') {
+    out.setup_error = "argv[0] must be an absolute path inside the sandbox";
+    return out;
+  }
+  if (spec.result_fd >= 0 && spec.result_fd <= 2) {
+    out.setup_error = "result_fd must be -1 or >= 3, not " + std::to_string(spec.result_fd);
+    return out;
+  }
+  const bool real_root = ::geteuid() == 0;
+
+  ChildPlan plan;
+  plan.real_root = real_root;
+  plan.inside_id = kInsideId;
+  plan.fallback_id = kOutsideId;
+  plan.workdir = spec.workdir.empty() ? "/tmp" : spec.workdir;
+  plan.hostname = spec.hostname;
+  plan.cpu_seconds = static_cast<rlim_t>(std::max<long long>(limits.cpu.count(), 1));
+  plan.file_size = static_cast<rlim_t>(limits.file_size_bytes);
+  plan.open_files = static_cast<rlim_t>(std::max(limits.open_files, 16));
+  plan.result_fd = spec.result_fd;
+  for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));
+  plan.argv.push_back(nullptr);
+  for (const auto& var : spec.env) plan.envp.push_back(const_cast<char*>(var.c_str()));
+  plan.envp.push_back(nullptr);
+  if (!plan_mounts(spec, plan, out)) return out;
+
+  std::string seccomp_error;
+  if (!build_seccomp_filter(plan.seccomp, seccomp_error)) {
+    plan.seccomp.clear();
+    out.warnings.push_back("seccomp filter unavailable (" + seccomp_error +
+                           "): syscalls are not filtered");
+  }
+
+  const char* tmp_base = std::getenv("TMPDIR");
+  TempDir root_dir(tmp_base != nullptr && tmp_base[0] == '/' ? tmp_base : "/tmp", "kj-root-");
+  if (root_dir.path().empty()) {
+    out.setup_error = "cannot create the mount point of the new root: " + errno_text();
+    return out;
+  }
+  plan.root_dir = root_dir.path();
+
+  RunCgroups cgroups(limits.memory_bytes, limits.max_processes, out.warnings);
+  if (!cgroups.caps_processes()) {
+    plan.processes = static_cast<rlim_t>(std::max(limits.max_processes, 1));
+    out.warnings.push_back(
+        "process count capped with RLIMIT_NPROC only (per uid, not per run): no pids cgroup");
+  }
+
+  Pipe ctl, go, in, stdout_pipe, stderr_pipe, result;
+  if (!make_pipe(ctl) || !make_pipe(go) || !make_pipe(in) || !make_pipe(stdout_pipe) ||
+      !make_pipe(stderr_pipe) || (spec.result_fd >= 0 && !make_pipe(result))) {
+    out.setup_error = "pipe: " + errno_text();
+    return out;
+  }
+  plan.ctl_write = ctl.write.get();
+  plan.go_read = go.read.get();
+  plan.stdin_read = in.read.get();
+  plan.stdout_write = stdout_pipe.write.get();
+  plan.stderr_write = stderr_pipe.write.get();
+  plan.result_write = result.write.get();
+
+  StackMapping stack(kInitStackBytes);
+  if (!stack.ok()) {
+    out.setup_error = "mmap init stack: " + errno_text();
+    return out;
+  }
+  SigpipeBlock sigpipe_block;
+
+  // Mount and pid namespaces are required; the others degrade with a warning.
+  int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+  if (!spec.network) flags |= CLONE_NEWNET;
+  if (!real_root) flags |= CLONE_NEWUSER;
+  plan.new_uts = true;
+  const auto clone_start = Clock::now();
+  pid_t pid = ::clone(sandbox_init_main, stack.top(), flags, &plan);
+  if (pid < 0) {
+    const int first_error = errno;
+    flags &= ~(CLONE_NEWIPC | CLONE_NEWUTS);
+    plan.new_uts = false;
+    pid = ::clone(sandbox_init_main, stack.top(), flags, &plan);
+    if (pid >= 0)
+      out.warnings.push_back("ipc/uts namespaces unavailable (" + errno_text(first_error) +
+                             "): System V IPC and hostname are shared with the host");
+    if (pid < 0 && (flags & CLONE_NEWNET) != 0) {
+      flags &= ~CLONE_NEWNET;
+      pid = ::clone(sandbox_init_main, stack.top(), flags, &plan);
+      if (pid >= 0)
+        out.warnings.push_back("network namespace unavailable (" + errno_text(first_error) +
+                               "): the sandbox shares the host network");
+    }
+    if (pid < 0) {
+      out.setup_error = std::string("clone with new ") + (real_root ? "" : "user, ") +
+                        "mount and pid namespaces: " + errno_text(first_error) +
+                        (real_root ? "" : " (not root and no user namespaces: cannot isolate)");
+      return out;
+    }
+  }
+  InitProcess init(pid);
+  ctl.write.reset();
+  go.read.reset();
+  in.read.reset();
+  stdout_pipe.write.reset();
+  stderr_pipe.write.reset();
+  result.write.reset();
+
+  cgroups.attach(pid, out.warnings);
+  if (!real_root) {
+    std::string error;
+    if (!write_id_maps(pid, ::getuid(), ::getgid(), error)) {
+      out.setup_error = "user namespace maps: " + error;
+      return out;  // InitProcess kills the child
+    }
+  }
+  auto send_go = [&](char byte) {
+    [[maybe_unused]] const ssize_t n = ::write(go.write.get(), &byte, 1);
+  };
+  send_go(kGo);
+
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  Capture captures[3];
+  captures[0] = {std::move(stdout_pipe.read), &out.stdout_data, &out.stdout_truncated,
+                 limits.output_bytes, true};
+  captures[1] = {std::move(stderr_pipe.read), &out.stderr_data, &out.stderr_truncated,
+                 limits.output_bytes, true};
+  captures[2] = {std::move(result.read), &out.result_data, &out.result_truncated,
+                 limits.result_bytes, false};
+  for (auto& capture : captures)
+    if (capture.fd) set_nonblocking(capture.fd.get());
+  set_nonblocking(ctl.read.get());
+  UniqueFd stdin_fd = std::move(in.write);
+  set_nonblocking(stdin_fd.get());
+  std::size_t stdin_offset = 0;
+  if (spec.stdin_data.empty()) stdin_fd.reset();
+
+  std::string ctl_buffer;
+  bool started = false;
+  bool have_status = false;
+  int target_status = 0;
+  bool any_sigsys = false;
+  auto exec_time = clone_start;
+  auto end_time = clone_start;
+  Clock::time_point wall_deadline = Clock::time_point::max();
+  const auto setup_deadline = clone_start + kSetupTimeout;
+  auto next_cpu_check = clone_start;
+  const auto cpu_limit_ns =
+      static_cast<std::uint64_t>(std::chrono::nanoseconds(limits.cpu).count());
+  std::optional<Clock::time_point> reaped_at;
+
+  auto kill_tree = [&](LimitHit reason) {
+    if (out.limit == LimitHit::none && reason != LimitHit::none) out.limit = reason;
+    init.kill();
+  };
+  auto handle_message = [&](char type, const std::string& text) {
+    switch (type) {
+      case msg::warning:
+        out.warnings.push_back(text);
+        break;
+      case msg::error:
+        if (out.setup_error.empty()) out.setup_error = "sandbox setup: " + text;
+        init.kill();
+        break;
+      case msg::need_idmap: {
+        std::string error;
+        if (write_id_maps(pid, kOutsideId, kOutsideId, error)) {
+          send_go(kGo);
+        } else {
+          out.setup_error = "user namespace maps: " + error;
+          send_go(kIdmapFailed);
+        }
+        break;
+      }
+      case msg::exec_start:
+        started = true;
+        exec_time = Clock::now();
+        wall_deadline = exec_time + limits.wall;
+        break;
+      case msg::status: {
+        int sigsys = 0;
+        if (std::sscanf(text.c_str(), "%d %d", &target_status, &sigsys) == 2) {
+          have_status = true;
+          any_sigsys = sigsys != 0;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  };
+  auto read_ctl = [&] {
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::read(ctl.read.get(), buffer, sizeof(buffer));
+      if (n > 0) {
+        ctl_buffer.append(buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) ctl.read.reset();
+      break;
+    }
+    while (ctl_buffer.size() >= 3) {
+      const std::size_t len = (static_cast<unsigned char>(ctl_buffer[1]) << 8) |
+                              static_cast<unsigned char>(ctl_buffer[2]);
+      if (ctl_buffer.size() < 3 + len) break;
+      const char type = ctl_buffer[0];
+      const std::string text = ctl_buffer.substr(3, len);
+      ctl_buffer.erase(0, 3 + len);
+      handle_message(type, text);
+    }
+  };
+
+  for (;;) {
+    const auto now = Clock::now();
+    if (!init.reaped()) {
+      if (started && now >= wall_deadline) kill_tree(LimitHit::wall_time);
+      if (!started && now >= setup_deadline && out.setup_error.empty()) {
+        out.setup_error = "sandbox setup did not finish within 30 s";
+        init.kill();
+      }
+      if (started && now >= next_cpu_check) {
+        next_cpu_check = now + kCpuPollInterval;
+        if (auto cpu = cgroups.cpu_ns(); cpu && *cpu > cpu_limit_ns)
+          kill_tree(LimitHit::cpu_time);
+      }
+    }
+    if (init.try_reap() && !reaped_at) {
+      reaped_at = Clock::now();
+      end_time = *reaped_at;
+    }
+    bool all_closed = !ctl.read;
+    for (const auto& capture : captures) all_closed = all_closed && capture.eof();
+    // Once init is gone every writer is gone; a brief grace covers concurrent clones that
+    // hold copies of our pipes for an instant.
+    if (reaped_at && (all_closed || Clock::now() - *reaped_at > std::chrono::seconds(2))) break;
+
+    std::vector<pollfd> fds;
+    if (ctl.read) fds.push_back({ctl.read.get(), POLLIN, 0});
+    for (const auto& capture : captures)
+      if (capture.fd) fds.push_back({capture.fd.get(), POLLIN, 0});
+    if (stdin_fd) fds.push_back({stdin_fd.get(), POLLOUT, 0});
+    if (pidfd && !init.reaped()) fds.push_back({pidfd.get(), POLLIN, 0});
+
+    auto wake = Clock::now() + std::chrono::milliseconds(pidfd ? 1000 : 10);
+    if (!init.reaped()) {
+      wake = std::min(wake, started ? wall_deadline : setup_deadline);
+      if (started) wake = std::min(wake, next_cpu_check);
+    } else {
+      wake = std::min(wake, Clock::now() + std::chrono::milliseconds(10));
+    }
+    const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             wake - Clock::now() + std::chrono::microseconds(999))
+                             .count();
+    const int rc = ::poll(fds.data(), fds.size(),
+                          static_cast<int>(std::clamp<long long>(timeout, 0, INT_MAX)));
+    if (rc < 0 && errno != EINTR) break;
+
+    if (ctl.read) read_ctl();
+    for (auto& capture : captures)
+      if (drain(capture) && capture.output_limit) kill_tree(LimitHit::output);
+    if (stdin_fd) {
+      while (stdin_offset < spec.stdin_data.size()) {
+        const ssize_t n = ::write(stdin_fd.get(), spec.stdin_data.data() + stdin_offset,
+                                  spec.stdin_data.size() - stdin_offset);
+        if (n > 0) {
+          stdin_offset += static_cast<std::size_t>(n);
+          continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        stdin_offset = spec.stdin_data.size();  // EPIPE: the child closed its stdin
+      }
+      if (stdin_offset >= spec.stdin_data.size()) stdin_fd.reset();
+    }
+  }
+  if (!init.reaped()) {  // poll failed: do not leave the tree behind
+    init.kill();
+    while (!init.try_reap()) ::usleep(1000);
+    end_time = Clock::now();
+  }
+
+  out.started = out.setup_error.empty() && started;
+  if (out.setup_error.empty() && !started)
+    out.setup_error = "the sandbox init exited before starting the target (status " +
+                      std::to_string(init.status()) + ")";
+  out.wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      end_time - (started ? exec_time : clone_start));
+
+  const rusage& usage = init.usage();
+  if (auto cpu = cgroups.cpu_ns()) {
+    out.cpu = std::chrono::nanoseconds(*cpu);
+  } else {
+    out.cpu = std::chrono::seconds(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+              std::chrono::microseconds(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  }
+  if (auto peak = cgroups.peak_memory())
+    out.peak_memory_bytes = *peak;
+  else
+    out.peak_memory_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+
+  if (have_status) {
+    if (WIFEXITED(target_status)) out.exit_code = WEXITSTATUS(target_status);
+    if (WIFSIGNALED(target_status)) out.signal = WTERMSIG(target_status);
+  } else if (WIFSIGNALED(init.status())) {
+    out.signal = WTERMSIG(init.status());  // the tree died with its init (our kill or the OOM)
+  } else if (WIFEXITED(init.status())) {
+    out.exit_code = WEXITSTATUS(init.status());
+  }
+  out.seccomp_violation = (out.signal && *out.signal == SIGSYS) || any_sigsys;
+
+  if (out.limit == LimitHit::none && out.started) {
+    const bool killed = out.signal.has_value();
+    if (cgroups.oom_killed() ||
+        (killed && *out.signal == SIGKILL && cgroups.memory_limit_reached() && !init.killed()))
+      out.limit = LimitHit::memory;
+    else if (killed && (*out.signal == SIGXCPU ||
+                        (*out.signal == SIGKILL &&
+                         out.cpu >= std::chrono::nanoseconds(limits.cpu))))
+      out.limit = LimitHit::cpu_time;
+    else if (killed && *out.signal == SIGXFSZ)
+      out.limit = LimitHit::file_size;
+    else if (cgroups.process_limit_reached())
+      out.limit = LimitHit::processes;
+  }
+  if (!out.warnings.empty())
+    spdlog::debug("sandbox run of {} degraded: {}", spec.argv[0], out.warnings.front());
+  return out;
+}
+
+HostSupport probe_host() {
+  HostSupport support;
+  // A throwaway child tries the namespace the sandbox needs most.
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int status = 0;
+  if (pid > 0 && ::waitpid(pid, &status, 0) == pid)
+    support.user_namespaces = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!support.user_namespaces)
+    support.notes.push_back(::geteuid() == 0
+                                ? "no user namespaces: sandboxes run as uid 65534 on the host"
+                                : "no user namespaces and not root: the sandbox cannot run");
+
+  const CgroupLayout layout = detect_cgroups();
+  support.cgroup_version = layout.version;
+  auto writable = [](const std::string& parent) {
+    if (parent.empty()) return false;
+    const std::string probe = parent + "/kj-probe-" + std::to_string(::getpid());
+    if (::mkdir(probe.c_str(), 0755) != 0) return false;
+    ::rmdir(probe.c_str());
+    return true;
+  };
+  if (layout.version == "v2") {
+    const bool can_create = writable(layout.v2_parent);
+    auto has = [&](const char* name) {
+      return std::find(layout.v2_controllers.begin(), layout.v2_controllers.end(), name) !=
+             layout.v2_controllers.end();
+    };
+    support.cgroup_memory = can_create && has("memory");
+    support.cgroup_pids = can_create && has("pids");
+  } else if (layout.version == "v1") {
+    support.cgroup_memory = writable(layout.v1_memory);
+    support.cgroup_pids = writable(layout.v1_pids);
+  }
+  if (!support.cgroup_memory) support.notes.push_back("memory is not capped: no writable cgroup");
+  if (!support.cgroup_pids)
+    support.notes.push_back("process count falls back to RLIMIT_NPROC: no writable pids cgroup");
+  if (::syscall(SYS_openat2, -1, "", nullptr, 0) != 0 && errno == ENOSYS)
+    support.notes.push_back("no openat2: bind targets must not cross symlinks");
+  if (::syscall(SYS_mount_setattr, -1, "", 0, nullptr, 0) != 0 && errno == ENOSYS)
+    support.notes.push_back("no mount_setattr: binds are not recursive");
+  if (UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0))); !pidfd)
+    support.notes.push_back("no pidfd_open: the supervisor polls for the child's exit");
+  return support;
+}
+
+}  // namespace kj::sandbox
