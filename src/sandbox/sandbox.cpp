@@ -225,13 +225,13 @@ bool plan_mounts(const Spec& spec, ChildPlan& plan, Outcome& out) {
         if (real.directory) identity.push_back(*resolved);
         continue;
       }
-      MountStep step{MountKind::bind, *resolved, target};
+      MountStep step{MountKind::bind, target, *resolved};
       step.writable = bind.writable;
       step.directory = S_ISDIR(st.st_mode);
       binds.push_back(step);
       continue;
     }
-    MountStep step{MountKind::bind, source, target};
+    MountStep step{MountKind::bind, target, source};
     step.writable = bind.writable;
     step.directory = S_ISDIR(st.st_mode);
     if (step.directory && source == target && !bind.writable) identity.push_back(source);

@@ -1,17 +1,410 @@
+// Behaviour of kj::sandbox::run that a user (or an attacker) would notice. Uses /bin/sh and
+// coreutils from the host, bound read-only; needs root or user namespaces.
 #include "sandbox/sandbox.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sandbox/detail/cgroup.h"
+
+namespace {
 
 using namespace kj::sandbox;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 
-TEST(Sandbox, Smoke) {
+Spec shell(const std::string& script) {
   Spec spec;
-  spec.argv = {"/bin/sh", "-c", "echo hello; echo err >&2; id; ls -la /; exit 3"};
-  spec.env = {"PATH=/usr/bin:/bin"};
-  for (const char* p : {"/usr", "/bin", "/lib", "/lib64"}) spec.binds.push_back(Bind{p, "", false, true});
-  Outcome out = run(spec);
-  EXPECT_TRUE(out.started) << out.setup_error;
-  std::cerr << out.stdout_data << out.stderr_data;
-  for (auto& w : out.warnings) std::cerr << "W: " << w << "\n";
-  EXPECT_EQ(out.exit_code, 3);
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C"};
+  for (const char* dir : {"/usr", "/bin", "/lib", "/lib64", "/sbin"})
+    spec.binds.push_back(Bind{dir, "", false, true});
+  spec.limits.wall = 10s;
+  return spec;
 }
+
+std::string describe(const Outcome& out) {
+  std::string text = "started=" + std::to_string(out.started) + " setup_error=" +
+                     out.setup_error + " exit=" +
+                     (out.exit_code ? std::to_string(*out.exit_code) : "-") +
+                     " signal=" + (out.signal ? std::to_string(*out.signal) : "-") +
+                     " limit=" + to_string(out.limit) + "\nstdout: " + out.stdout_data +
+                     "\nstderr: " + out.stderr_data;
+  for (const auto& warning : out.warnings) text += "\nwarning: " + warning;
+  return text;
+}
+
+bool have_cgroup_memory() { return probe_host().cgroup_memory; }
+
+// Host pids whose command line contains `marker` (processes started inside a sandbox).
+std::set<pid_t> host_pids_with(const std::string& marker) {
+  std::set<pid_t> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(marker) != std::string::npos) pids.insert(std::stoi(name));
+  }
+  return pids;
+}
+
+// A host directory outside every bind, removed afterwards.
+class HostDir {
+ public:
+  HostDir() {
+    std::string pattern = (fs::exists("/var/tmp") ? "/var/tmp" : fs::temp_directory_path().string()) +
+                          "/kj-sandbox-test-XXXXXX";
+    path_ = mkdtemp(pattern.data());
+  }
+  ~HostDir() { fs::remove_all(path_); }
+  HostDir(const HostDir&) = delete;
+  HostDir& operator=(const HostDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(SandboxRun, ExitCodeAndBothStreamsAreCaptured) {
+  const Outcome out = run(shell("echo out; echo err >&2; exit 7"));
+  ASSERT_TRUE(out.started) << describe(out);
+  EXPECT_EQ(out.exit_code, 7);
+  EXPECT_FALSE(out.signal.has_value());
+  EXPECT_EQ(out.stdout_data, "out\n");
+  EXPECT_EQ(out.stderr_data, "err\n");
+  EXPECT_EQ(out.limit, LimitHit::none);
+  EXPECT_FALSE(out.seccomp_violation);
+  EXPECT_GT(out.wall.count(), 0);
+}
+
+TEST(SandboxRun, StdinIsDeliveredAndClosed) {
+  Spec spec = shell("cat; echo done");
+  spec.stdin_data = "hello\nworld\n";
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.exit_code, 0) << describe(out);
+  EXPECT_EQ(out.stdout_data, "hello\nworld\ndone\n");
+
+  Spec big = shell("wc -c");
+  big.stdin_data.assign(3 << 20, 'x');  // larger than any pipe buffer
+  const Outcome counted = run(big);
+  EXPECT_EQ(counted.stdout_data, std::to_string(3 << 20) + "\n") << describe(counted);
+}
+
+TEST(SandboxRun, ChildThatNeverReadsStdinDoesNotDeadlock) {
+  Spec spec = shell("exit 4");
+  spec.stdin_data.assign(8 << 20, 'x');
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.exit_code, 4) << describe(out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(SandboxRun, EnvironmentWorkdirAndHostnameAreTheSpecs) {
+  Spec spec = shell("pwd; cat /proc/sys/kernel/hostname; echo \"$FOO\"; env | wc -l");
+  spec.env.push_back("FOO=bar");
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "/tmp\nkj-sandbox\nbar\n" + std::to_string(spec.env.size() + 1) +
+                                 "\n")  // + PWD set by the shell
+      << describe(out);
+}
+
+TEST(SandboxLimits, WallClockKillsSleep) {
+  Spec spec = shell("sleep 100");
+  spec.limits.wall = 500ms;
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome out = run(spec);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_TRUE(out.started) << describe(out);
+  EXPECT_EQ(out.limit, LimitHit::wall_time);
+  EXPECT_EQ(out.signal, SIGKILL);
+  EXPECT_FALSE(out.exit_code.has_value());
+  EXPECT_GE(out.wall, 500ms);
+}
+
+TEST(SandboxLimits, WallClockKillsTheWholeTreeOfBackgroundSleepers) {
+  const std::string marker = "98765" + std::to_string(getpid() % 1000);
+  Spec spec = shell("for i in 1 2 3 4 5; do (sleep " + marker + " &) ; done; sleep " + marker);
+  spec.limits.wall = 1500ms;
+  std::set<pid_t> seen;
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done) {
+      for (pid_t pid : host_pids_with(marker)) seen.insert(pid);
+      std::this_thread::sleep_for(50ms);
+    }
+  });
+  const Outcome out = run(spec);
+  done = true;
+  watcher.join();
+  EXPECT_EQ(out.limit, LimitHit::wall_time) << describe(out);
+  EXPECT_GE(seen.size(), 6u) << "the watcher should have seen the detached sleepers";
+  for (pid_t pid : seen) EXPECT_NE(kill(pid, 0), 0) << "pid " << pid << " outlived the run";
+  EXPECT_TRUE(host_pids_with(marker).empty());
+}
+
+TEST(SandboxLimits, BusyLoopHitsTheCpuLimit) {
+  Spec spec = shell("while :; do :; done");
+  spec.limits.cpu = 1s;
+  spec.limits.wall = 8s;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.limit, LimitHit::cpu_time) << describe(out);
+  EXPECT_GE(out.cpu, 900ms);
+  EXPECT_LT(out.wall, 6s);
+}
+
+TEST(SandboxLimits, ForkBombIsContainedAndEndsAtTheWallLimit) {
+  Spec spec = shell("f() { f | f & }; f; sleep 100");
+  spec.limits.max_processes = 48;
+  spec.limits.wall = 2s;
+  const Outcome out = run(spec);
+  EXPECT_TRUE(out.started) << describe(out);
+  EXPECT_EQ(out.limit, LimitHit::wall_time) << describe(out);
+  EXPECT_LT(out.wall, 5s);
+  // The host still forks fine and nothing of the bomb is left.
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+}
+
+TEST(SandboxLimits, ProcessCapMakesForkFail) {
+  Spec spec = shell("for i in $(seq 60); do sleep 5 & done; wait");
+  spec.limits.max_processes = 16;
+  const Outcome out = run(spec);
+  EXPECT_TRUE(out.started) << describe(out);
+  EXPECT_LT(out.wall, 4s) << describe(out);
+  if (probe_host().cgroup_pids) {
+    EXPECT_EQ(out.limit, LimitHit::processes) << describe(out);
+  }
+  EXPECT_NE(out.stderr_data.find("fork"), std::string::npos) << describe(out);
+}
+
+TEST(SandboxLimits, MemoryBombHitsTheMemoryCap) {
+  if (!have_cgroup_memory()) GTEST_SKIP() << "no writable memory cgroup on this host";
+  Spec spec = shell("exec tail /dev/zero");  // tail buffers the endless "line"
+  spec.limits.memory_bytes = 256ULL << 20;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.limit, LimitHit::memory) << describe(out);
+  EXPECT_EQ(out.signal, SIGKILL);
+  EXPECT_GT(out.peak_memory_bytes, 128ULL << 20);
+  EXPECT_LE(out.peak_memory_bytes, (256ULL << 20) + (8ULL << 20));
+}
+
+TEST(SandboxLimits, OutputFloodIsTruncatedAndEndsFast) {
+  Spec spec = shell("yes kerneljudge");
+  spec.limits.output_bytes = 64 << 10;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.limit, LimitHit::output) << describe(out);
+  EXPECT_TRUE(out.stdout_truncated);
+  EXPECT_FALSE(out.stderr_truncated);
+  EXPECT_EQ(out.stdout_data.size(), 64u << 10);
+  EXPECT_LT(out.wall, 2s);
+}
+
+TEST(SandboxLimits, FileSizeLimitStopsTheWriter) {
+  Spec spec = shell("exec head -c 100000 /dev/zero > /tmp/big");
+  spec.limits.file_size_bytes = 4096;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.limit, LimitHit::file_size) << describe(out);
+  EXPECT_EQ(out.signal, SIGXFSZ);
+}
+
+TEST(SandboxFilesystem, OnlyTmpIsWritableAndItIsCapped) {
+  Spec spec = shell(
+      "for p in /kj /usr/kj /etc/kj /dev/kj /proc/kj; do touch $p 2>/dev/null && echo wrote $p; "
+      "done; echo hi > /tmp/f && cat /tmp/f; "
+      "head -c 3000000 /dev/zero > /tmp/big || echo full; echo x > /dev/null && echo null-ok");
+  spec.limits.scratch_bytes = 1 << 20;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "hi\nfull\nnull-ok\n") << describe(out);
+  EXPECT_NE(out.stderr_data.find("No space left"), std::string::npos) << describe(out);
+}
+
+TEST(SandboxFilesystem, HostSecretsAreInvisible) {
+  HostDir host;
+  fs::create_directories(host.path() + "/allowed");
+  std::ofstream(host.path() + "/allowed/visible") << "yes\n";
+  std::ofstream(host.path() + "/secret") << "no\n";
+  Spec spec = shell("cat " + host.path() + "/allowed/visible; cat " + host.path() +
+                    "/secret; ls /root; cat /etc/shadow; ls /home; grep -c . /etc/passwd");
+  spec.binds.push_back(Bind{host.path() + "/allowed", "", false, false});
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "yes\n3\n") << describe(out);
+  for (const char* missing : {"/secret", "/root", "/etc/shadow", "/home"})
+    EXPECT_NE(out.stderr_data.find(missing), std::string::npos) << missing << describe(out);
+}
+
+TEST(SandboxFilesystem, BindTargetAndWritableBind) {
+  HostDir host;
+  // The sandbox user is unprivileged on the host (65534 as root): it needs a writable dir.
+  fs::permissions(host.path(), fs::perms::all);
+  Spec spec = shell("echo data > /work/out && cat /work/out; touch /usr/x 2>/dev/null || echo ro");
+  spec.binds.push_back(Bind{host.path(), "/work", true, false});
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "data\nro\n") << describe(out);
+  std::ifstream in(host.path() + "/out");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "data");
+}
+
+TEST(SandboxNetwork, NoAddressIsReachable) {
+  std::string script;
+  if (fs::exists("/usr/bin/bash"))
+    script += "bash -c 'echo > /dev/tcp/127.0.0.1/80' 2>/dev/null && echo tcp-local; "
+              "bash -c 'echo > /dev/tcp/1.1.1.1/53' 2>/dev/null && echo tcp-remote; ";
+  if (fs::exists("/usr/bin/python3"))
+    script += "python3 -c 'import socket; socket.create_connection((\"8.8.8.8\", 53), 2)' "
+              "2>/dev/null && echo py-remote; ";
+  if (script.empty()) GTEST_SKIP() << "neither bash nor python3";
+  const Outcome out = run(shell(script + "echo end"));
+  EXPECT_EQ(out.stdout_data, "end\n") << describe(out);
+}
+
+TEST(SandboxResultFd, ChildWritesResultsOnFd3) {
+  const Outcome out = run(shell("echo hi >&3; echo '{\"event\":1}' >&3"));
+  EXPECT_EQ(out.exit_code, 0) << describe(out);
+  EXPECT_EQ(out.result_data, "hi\n{\"event\":1}\n");
+  EXPECT_FALSE(out.result_truncated);
+
+  Spec capped = shell("head -c 100000 /dev/zero >&3; echo after");
+  capped.limits.result_bytes = 1000;
+  const Outcome truncated = run(capped);
+  EXPECT_EQ(truncated.result_data.size(), 1000u);
+  EXPECT_TRUE(truncated.result_truncated);
+  EXPECT_EQ(truncated.stdout_data, "after\n") << describe(truncated);
+}
+
+TEST(SandboxResultFd, NoResultFdMeansFd3IsClosed) {
+  Spec spec = shell("echo hi >&3 || echo closed; ls /proc/self/fd | sort -n | tr '\\n' ' '");
+  spec.result_fd = -1;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data.substr(0, 7), "closed\n") << describe(out);
+  EXPECT_EQ(out.stdout_data.substr(7), "0 1 2 3 ") << "only ls's own directory fd";
+  EXPECT_TRUE(out.result_data.empty());
+}
+
+TEST(SandboxSeccomp, NamespaceCreationIsKilled) {
+  Spec spec = shell("");
+  spec.argv = {"/usr/bin/unshare", "-U", "true"};
+  if (!fs::exists(spec.argv[0])) GTEST_SKIP() << "no unshare(1)";
+  const Outcome out = run(spec);
+  EXPECT_TRUE(out.started) << describe(out);
+  EXPECT_TRUE(out.seccomp_violation) << describe(out);
+  EXPECT_EQ(out.signal, SIGSYS);
+}
+
+TEST(SandboxSeccomp, PtraceIsKilledButThreadsAndSubprocessesWork) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no python3";
+  Spec ok = shell("");
+  ok.argv = {"/usr/bin/python3", "-c",
+             "import threading, subprocess\n"
+             "t = [threading.Thread(target=lambda: None) for _ in range(8)]\n"
+             "[x.start() for x in t]; [x.join() for x in t]\n"
+             "print(subprocess.run(['/bin/echo', 'child'], capture_output=True).stdout.decode(), "
+             "end='')\n"};
+  const Outcome fine = run(ok);
+  EXPECT_EQ(fine.exit_code, 0) << describe(fine);
+  EXPECT_EQ(fine.stdout_data, "child\n");
+  EXPECT_FALSE(fine.seccomp_violation);
+
+  Spec bad = ok;
+  bad.argv = {"/usr/bin/python3", "-c", "import ctypes; ctypes.CDLL(None).ptrace(0, 0, 0, 0)"};
+  const Outcome killed = run(bad);
+  EXPECT_TRUE(killed.seccomp_violation) << describe(killed);
+  EXPECT_EQ(killed.signal, SIGSYS);
+}
+
+TEST(SandboxPidNamespace, SupervisorIsInvisibleAndUnkillable) {
+  const std::string host_pid = std::to_string(getpid());
+  Spec spec = shell("echo $$; tr '\\0' '\\n' < /proc/1/cmdline | head -1; kill -9 1; sleep 0.2; "
+                    "kill -9 " + host_pid + " 2>/dev/null || echo no-" + host_pid +
+                    "; ls /proc | grep -c '^[0-9]'; id -u");  // init, sh, ls, grep
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.exit_code, 0) << describe(out);
+  EXPECT_EQ(out.stdout_data, "2\nkj-init\nno-" + host_pid + "\n4\n1000\n") << describe(out);
+}
+
+TEST(SandboxSetup, MissingProgramIsASetupError) {
+  Spec spec = shell("");
+  spec.argv = {"/nonexistent/program"};
+  const Outcome out = run(spec);
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.setup_error.find("execve /nonexistent/program"), std::string::npos)
+      << out.setup_error;
+  EXPECT_NE(out.setup_error.find("No such file"), std::string::npos) << out.setup_error;
+
+  spec.argv = {"relative/program"};
+  EXPECT_FALSE(run(spec).setup_error.empty());
+
+  Spec missing_bind = shell("true");
+  missing_bind.binds.push_back(Bind{"/nonexistent/dir", "", false, false});
+  const Outcome bind_error = run(missing_bind);
+  EXPECT_FALSE(bind_error.started);
+  EXPECT_NE(bind_error.setup_error.find("/nonexistent/dir"), std::string::npos);
+
+  Spec bad_workdir = shell("true");
+  bad_workdir.workdir = "/nonexistent";
+  const Outcome chdir_error = run(bad_workdir);
+  EXPECT_FALSE(chdir_error.started);
+  EXPECT_NE(chdir_error.setup_error.find("chdir /nonexistent"), std::string::npos);
+}
+
+TEST(SandboxSetup, ConcurrentRunsAreIndependent) {
+  std::vector<Outcome> outs(6);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < outs.size(); ++i)
+    threads.emplace_back([&outs, i] {
+      Spec spec = shell("echo " + std::to_string(i) + "; echo r" + std::to_string(i) + " >&3");
+      outs[i] = run(spec);
+    });
+  for (auto& thread : threads) thread.join();
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    EXPECT_EQ(outs[i].stdout_data, std::to_string(i) + "\n") << describe(outs[i]);
+    EXPECT_EQ(outs[i].result_data, "r" + std::to_string(i) + "\n");
+  }
+}
+
+TEST(SandboxSetup, CgroupDirectoriesAndRootMountPointAreRemoved) {
+  const auto layout = kj::sandbox::detail::detect_cgroups();
+  const Outcome out = run(shell("true"));
+  EXPECT_EQ(out.exit_code, 0) << describe(out);
+  const std::string prefix = "kj-sandbox-" + std::to_string(getpid()) + "-";
+  for (const std::string& parent :
+       {layout.v1_memory, layout.v1_pids, layout.v1_cpuacct, layout.v2_parent}) {
+    if (parent.empty() || !fs::exists(parent)) continue;
+    for (const auto& entry : fs::directory_iterator(parent))
+      EXPECT_NE(entry.path().filename().string().rfind(prefix, 0), 0u) << entry.path();
+  }
+}
+
+TEST(SandboxHost, ProbeReportsAKnownCgroupVersion) {
+  const HostSupport support = probe_host();
+  EXPECT_TRUE(support.cgroup_version == "v1" || support.cgroup_version == "v2" ||
+              support.cgroup_version == "none");
+  if (getuid() != 0) {
+    EXPECT_TRUE(support.user_namespaces);
+  }
+  EXPECT_EQ(to_string(LimitHit::none), "none");
+  EXPECT_EQ(to_string(LimitHit::memory), "memory");
+  EXPECT_EQ(to_string(LimitHit::wall_time), "wall_time");
+}
+
+}  // namespace

@@ -339,24 +339,30 @@ char read_go(const ChildPlan& plan) {
   }
 }
 
+// Raw syscalls: glibc's setresuid would signal the supervisor's other threads, which were
+// copied into this process as bookkeeping only, and wait for them forever.
+bool set_ids(unsigned uid, unsigned gid) {
+  return ::syscall(SYS_setresgid, gid, gid, gid) == 0 && ::syscall(SYS_setresuid, uid, uid, uid) == 0;
+}
+
 void switch_user(const ChildPlan& plan) {
   const gid_t gid = plan.inside_id;
   const uid_t uid = plan.inside_id;
   if (!plan.real_root) {
     // Already in the user namespace made by clone(); the supervisor wrote the maps.
     drop_bounding_set();
-    if (::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+    if (!set_ids(uid, gid))
       fail("setresuid %u in the user namespace: %s", uid, err());
     drop_all_capabilities();
     return;
   }
   // Supplementary groups of the host root must go while we still may change them.
-  if (::setgroups(0, nullptr) != 0) fail("setgroups: %s", err());
+  if (::syscall(SYS_setgroups, 0, nullptr) != 0) fail("setgroups: %s", err());
   if (::unshare(CLONE_NEWUSER) == 0) {
     send(msg::need_idmap, "%d", 0);
     if (read_go(plan) != kGo) fail("the supervisor could not write the user namespace id maps");
     drop_bounding_set();
-    if (::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+    if (!set_ids(uid, gid))
       fail("setresuid %u in the user namespace: %s", uid, err());
     // A mount namespace owned by the new user namespace locks every inherited mount.
     if (::unshare(CLONE_NEWNS) != 0)
@@ -367,8 +373,7 @@ void switch_user(const ChildPlan& plan) {
   send(msg::warning, "user namespace unavailable (%s): running as uid %u on the host", err(),
        plan.fallback_id);
   drop_bounding_set();
-  if (::setresgid(plan.fallback_id, plan.fallback_id, plan.fallback_id) != 0 ||
-      ::setresuid(plan.fallback_id, plan.fallback_id, plan.fallback_id) != 0)
+  if (!set_ids(plan.fallback_id, plan.fallback_id))
     fail("setresuid %u: %s", plan.fallback_id, err());
   drop_all_capabilities();
 }
