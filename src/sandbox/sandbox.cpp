@@ -40,9 +40,9 @@ constexpr std::size_t kInitStackBytes = 1 << 20;
 constexpr const char* kDefaultDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
                                            "/dev/urandom"};
 // What dynamically linked programs, gcc (via alternatives) and Python read from /etc.
-constexpr const char* kEtcWhitelist[] = {"ld.so.cache", "ld.so.conf", "ld.so.conf.d",
-                                         "nsswitch.conf", "hosts", "localtime", "alternatives",
-                                         "os-release"};
+constexpr const char* kEtcWhitelist[] = {"ld.so.cache",   "ld.so.conf", "ld.so.conf.d",
+                                         "nsswitch.conf", "hosts",      "localtime",
+                                         "alternatives",  "os-release"};
 
 std::string errno_text(int error = errno) { return std::strerror(error); }
 
@@ -157,8 +157,8 @@ std::optional<std::string> real_path(const std::string& path) {
 bool plan_mounts(const Spec& spec, ChildPlan& plan, Outcome& out) {
   auto& steps = plan.steps;
   const auto& limits = spec.limits;
-  steps.push_back({MountKind::tmpfs, "/dev", "", "mode=0755,size=1m",
-                   MS_NOSUID | MS_NODEV | MS_NOEXEC});
+  steps.push_back(
+      {MountKind::tmpfs, "/dev", "", "mode=0755,size=1m", MS_NOSUID | MS_NODEV | MS_NOEXEC});
 
   std::vector<std::string> devices(std::begin(kDefaultDevices), std::end(kDefaultDevices));
   for (const auto& device : spec.devices)
@@ -184,8 +184,10 @@ bool plan_mounts(const Spec& spec, ChildPlan& plan, Outcome& out) {
                                      {"stdout", "/proc/self/fd/1"},
                                      {"stderr", "/proc/self/fd/2"}})
     steps.push_back({MountKind::symlink, std::string("/dev/") + name, target});
-  steps.push_back({MountKind::tmpfs, "/dev/shm", "", "mode=1777,size=64m",
-                   MS_NOSUID | MS_NODEV | MS_NOEXEC});
+  steps.push_back(
+      {MountKind::tmpfs, "/dev/shm", "", "mode=1777,size=64m", MS_NOSUID | MS_NODEV | MS_NOEXEC});
+  // In a user namespace the /dev tmpfs belongs to the sandbox user: freeze it once populated.
+  steps.push_back({MountKind::readonly, "/dev", "", "", MS_NOSUID | MS_NODEV | MS_NOEXEC});
   steps.push_back({MountKind::proc, "/proc", "", "", 0});
   const std::uint64_t scratch = std::max<std::uint64_t>(limits.scratch_bytes, 4096);
   steps.push_back({MountKind::tmpfs, "/tmp", "", "mode=1777,size=" + std::to_string(scratch),
@@ -593,8 +595,7 @@ Outcome run(const Spec& spec) {
       }
       if (started && now >= next_cpu_check) {
         next_cpu_check = now + kCpuPollInterval;
-        if (auto cpu = cgroups.cpu_ns(); cpu && *cpu > cpu_limit_ns)
-          kill_tree(LimitHit::cpu_time);
+        if (auto cpu = cgroups.cpu_ns(); cpu && *cpu > cpu_limit_ns) kill_tree(LimitHit::cpu_time);
       }
     }
     if (init.try_reap() && !reaped_at) {
@@ -686,9 +687,9 @@ Outcome run(const Spec& spec) {
     if (cgroups.oom_killed() ||
         (killed && *out.signal == SIGKILL && cgroups.memory_limit_reached() && !init.killed()))
       out.limit = LimitHit::memory;
-    else if (killed && (*out.signal == SIGXCPU ||
-                        (*out.signal == SIGKILL &&
-                         out.cpu >= std::chrono::nanoseconds(limits.cpu))))
+    else if (killed &&
+             (*out.signal == SIGXCPU ||
+              (*out.signal == SIGKILL && out.cpu >= std::chrono::nanoseconds(limits.cpu))))
       out.limit = LimitHit::cpu_time;
     else if (killed && *out.signal == SIGXFSZ)
       out.limit = LimitHit::file_size;

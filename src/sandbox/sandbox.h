@@ -33,9 +33,9 @@ struct Limits {
 };
 
 struct Spec {
-  std::vector<std::string> argv;  // argv[0] is an absolute path inside the sandbox
-  std::vector<std::string> env;   // complete environment, "KEY=VALUE"; nothing is inherited
-  std::vector<Bind> binds;        // whitelist; everything else of the host is invisible
+  std::vector<std::string> argv;     // argv[0] is an absolute path inside the sandbox
+  std::vector<std::string> env;      // complete environment, "KEY=VALUE"; nothing is inherited
+  std::vector<Bind> binds;           // whitelist; everything else of the host is invisible
   std::vector<std::string> devices;  // device nodes to expose, e.g. /dev/nvidia0, /dev/nvidiactl
   std::string workdir = "/tmp";      // cwd inside; /tmp is the scratch tmpfs
   std::string stdin_data;            // written to the child's stdin, then closed
@@ -48,14 +48,14 @@ struct Spec {
 enum class LimitHit { none, wall_time, cpu_time, memory, output, processes, file_size };
 
 struct Outcome {
-  bool started = false;       // false: the sandbox could not be set up (see setup_error)
-  std::string setup_error;    // infrastructure failure: never the submission's fault
-  std::optional<int> exit_code;  // set when the main process exited normally
-  std::optional<int> signal;     // set when it was killed by a signal
-  bool seccomp_violation = false;  // killed by SIGSYS from the seccomp filter
+  bool started = false;             // false: the sandbox could not be set up (see setup_error)
+  std::string setup_error;          // infrastructure failure: never the submission's fault
+  std::optional<int> exit_code;     // set when the main process exited normally
+  std::optional<int> signal;        // set when it was killed by a signal
+  bool seccomp_violation = false;   // killed by SIGSYS from the seccomp filter
   LimitHit limit = LimitHit::none;  // the first limit that ended or capped the run
   std::chrono::nanoseconds wall{0};
-  std::chrono::nanoseconds cpu{0};  // user+sys of the whole tree
+  std::chrono::nanoseconds cpu{0};      // user+sys of the whole tree
   std::uint64_t peak_memory_bytes = 0;  // cgroup peak when available, else max RSS of children
   std::string stdout_data;
   std::string stderr_data;

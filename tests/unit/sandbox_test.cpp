@@ -38,9 +38,8 @@ Spec shell(const std::string& script) {
 }
 
 std::string describe(const Outcome& out) {
-  std::string text = "started=" + std::to_string(out.started) + " setup_error=" +
-                     out.setup_error + " exit=" +
-                     (out.exit_code ? std::to_string(*out.exit_code) : "-") +
+  std::string text = "started=" + std::to_string(out.started) + " setup_error=" + out.setup_error +
+                     " exit=" + (out.exit_code ? std::to_string(*out.exit_code) : "-") +
                      " signal=" + (out.signal ? std::to_string(*out.signal) : "-") +
                      " limit=" + to_string(out.limit) + "\nstdout: " + out.stdout_data +
                      "\nstderr: " + out.stderr_data;
@@ -67,8 +66,9 @@ std::set<pid_t> host_pids_with(const std::string& marker) {
 class HostDir {
  public:
   HostDir() {
-    std::string pattern = (fs::exists("/var/tmp") ? "/var/tmp" : fs::temp_directory_path().string()) +
-                          "/kj-sandbox-test-XXXXXX";
+    std::string pattern =
+        (fs::exists("/var/tmp") ? "/var/tmp" : fs::temp_directory_path().string()) +
+        "/kj-sandbox-test-XXXXXX";
     path_ = mkdtemp(pattern.data());
   }
   ~HostDir() { fs::remove_all(path_); }
@@ -265,14 +265,51 @@ TEST(SandboxFilesystem, BindTargetAndWritableBind) {
   EXPECT_EQ(line, "data");
 }
 
+TEST(SandboxFilesystem, BindsUnderRootOnlyDirectoriesWork) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root (as for /root/.pyenv on our machines)";
+  HostDir host;  // mode 0700, owned by root, like /root
+  fs::create_directories(host.path() + "/prefix/bin");
+  std::ofstream(host.path() + "/prefix/bin/tool") << "#!/bin/sh\necho tool-ran\n";
+  fs::permissions(host.path() + "/prefix/bin/tool",
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec);
+  Spec spec = shell(host.path() + "/prefix/bin/tool; ls " + host.path());
+  spec.binds.push_back(Bind{host.path() + "/prefix", "", false, false});
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "tool-ran\nprefix\n") << describe(out);
+}
+
+TEST(SandboxFilesystem, CompilerRunsAndScratchIsExecutable) {
+  if (!fs::exists("/usr/bin/cc")) GTEST_SKIP() << "no C compiler";
+  Spec spec =
+      shell("printf 'int main(void){return 42;}' > t.c && cc -o t t.c && ./t; echo status=$?");
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "status=42\n") << describe(out);
+}
+
+TEST(SandboxFilesystem, MissingDevicesAreSkippedLoudly) {
+  Spec spec = shell("ls /dev | tr '\\n' ' '");
+  spec.devices = {"/dev/kj-no-such-device"};
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "fd full null random shm stderr stdin stdout urandom zero ")
+      << describe(out);
+  ASSERT_EQ(out.warnings.size() >= 1, true);
+  bool mentioned = false;
+  for (const auto& warning : out.warnings)
+    mentioned = mentioned || warning.find("/dev/kj-no-such-device") != std::string::npos;
+  EXPECT_TRUE(mentioned) << describe(out);
+}
+
 TEST(SandboxNetwork, NoAddressIsReachable) {
   std::string script;
   if (fs::exists("/usr/bin/bash"))
-    script += "bash -c 'echo > /dev/tcp/127.0.0.1/80' 2>/dev/null && echo tcp-local; "
-              "bash -c 'echo > /dev/tcp/1.1.1.1/53' 2>/dev/null && echo tcp-remote; ";
+    script +=
+        "bash -c 'echo > /dev/tcp/127.0.0.1/80' 2>/dev/null && echo tcp-local; "
+        "bash -c 'echo > /dev/tcp/1.1.1.1/53' 2>/dev/null && echo tcp-remote; ";
   if (fs::exists("/usr/bin/python3"))
-    script += "python3 -c 'import socket; socket.create_connection((\"8.8.8.8\", 53), 2)' "
-              "2>/dev/null && echo py-remote; ";
+    script +=
+        "python3 -c 'import socket; socket.create_connection((\"8.8.8.8\", 53), 2)' "
+        "2>/dev/null && echo py-remote; ";
   if (script.empty()) GTEST_SKIP() << "neither bash nor python3";
   const Outcome out = run(shell(script + "echo end"));
   EXPECT_EQ(out.stdout_data, "end\n") << describe(out);
@@ -334,9 +371,11 @@ TEST(SandboxSeccomp, PtraceIsKilledButThreadsAndSubprocessesWork) {
 
 TEST(SandboxPidNamespace, SupervisorIsInvisibleAndUnkillable) {
   const std::string host_pid = std::to_string(getpid());
-  Spec spec = shell("echo $$; tr '\\0' '\\n' < /proc/1/cmdline | head -1; kill -9 1; sleep 0.2; "
-                    "kill -9 " + host_pid + " 2>/dev/null || echo no-" + host_pid +
-                    "; ls /proc | grep -c '^[0-9]'; id -u");  // init, sh, ls, grep
+  Spec spec = shell(
+      "echo $$; tr '\\0' '\\n' < /proc/1/cmdline | head -1; kill -9 1; sleep 0.2; "
+      "kill -9 " +
+      host_pid + " 2>/dev/null || echo no-" + host_pid +
+      "; ls /proc | grep -c '^[0-9]'; id -u");  // init, sh, ls, grep
   const Outcome out = run(spec);
   EXPECT_EQ(out.exit_code, 0) << describe(out);
   EXPECT_EQ(out.stdout_data, "2\nkj-init\nno-" + host_pid + "\n4\n1000\n") << describe(out);

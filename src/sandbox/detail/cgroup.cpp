@@ -256,8 +256,7 @@ void RunCgroups::attach(pid_t pid, std::vector<std::string>& warnings) {
   for (CgroupDir* dir : {&memory_, &pids_, &cpu_}) {
     if (!*dir) continue;
     if (!dir->write("cgroup.procs", text)) {
-      warnings.push_back("cannot move the sandbox into " + dir->path() + " (" + errno_text() +
-                         ")");
+      warnings.push_back("cannot move the sandbox into " + dir->path() + " (" + errno_text() + ")");
       if (dir == &memory_) {
         memory_ok_ = false;
         if (v2_) pids_ok_ = false;  // one directory holds both controllers on v2

@@ -46,8 +46,8 @@ struct CgroupLayout {
   std::string version;  // "v1", "v2" or "none"
   // Parent directories where this process may create children, per controller ("" = none).
   std::string v1_memory, v1_pids, v1_cpuacct;
-  std::string v2_parent;  // own cgroup in the unified hierarchy
-  std::string v2_mount;   // mount point of the unified hierarchy
+  std::string v2_parent;                    // own cgroup in the unified hierarchy
+  std::string v2_mount;                     // mount point of the unified hierarchy
   std::vector<std::string> v2_controllers;  // enabled in v2_parent/cgroup.controllers
 };
 CgroupLayout detect_cgroups();
@@ -66,7 +66,7 @@ class RunCgroups {
 
   std::optional<std::uint64_t> cpu_ns() const;
   std::optional<std::uint64_t> peak_memory() const;
-  bool oom_killed() const;  // the kernel's OOM killer fired inside the memory cap
+  bool oom_killed() const;            // the kernel's OOM killer fired inside the memory cap
   bool memory_limit_reached() const;  // failcnt / events max > 0 (may be reclaimed page cache)
   bool process_limit_reached() const;
 

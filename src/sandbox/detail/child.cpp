@@ -120,8 +120,8 @@ int open_in_root(int rootfd, const char* rel, int flags) {
     char* slash = std::strchr(component, '/');
     if (slash != nullptr) *slash = '\0';
     const bool last = slash == nullptr || slash[1] == '\0';
-    const int next = ::openat(dir, component,
-                              (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
+    const int next =
+        ::openat(dir, component, (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
     ::close(dir);
     if (next < 0) return -1;
     struct stat st {};
@@ -211,8 +211,8 @@ void bind(int rootfd, const MountStep& step) {
     MountAttr attr{};
     attr.attr_set = MOUNT_ATTR_NOSUID | (device ? MOUNT_ATTR_NOEXEC : MOUNT_ATTR_NODEV) |
                     (step.writable ? 0 : MOUNT_ATTR_RDONLY);
-    if (::syscall(SYS_mount_setattr, top, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-                  sizeof(attr)) != 0)
+    if (::syscall(SYS_mount_setattr, top, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) !=
+        0)
       fail("make %s read-only: %s", step.target.c_str(), err());
   } else {
     // Flags locked by the source mount must be repeated or the remount fails in a user ns.
@@ -268,6 +268,17 @@ void run_step(int rootfd, const MountStep& step) {
       ::close(parent);
       return;
     }
+    case MountKind::readonly: {
+      const char* rel = step.target.c_str();
+      while (*rel == '/') ++rel;
+      const int top = open_in_root(rootfd, rel, O_PATH | O_DIRECTORY);
+      if (top < 0) fail("open %s: %s", step.target.c_str(), err());
+      if (::mount(nullptr, fd_path(top, buffer, sizeof(buffer)), nullptr,
+                  MS_REMOUNT | MS_BIND | MS_RDONLY | step.flags, nullptr) != 0)
+        fail("make %s read-only: %s", step.target.c_str(), err());
+      ::close(top);
+      return;
+    }
     case MountKind::file: {
       char name[NAME_MAX + 1];
       const int parent = parent_of(rootfd, step.target.c_str(), name, sizeof(name));
@@ -287,16 +298,15 @@ void run_step(int rootfd, const MountStep& step) {
 // Builds the new root on a tmpfs and makes it the process's "/"; host mounts are detached.
 void build_root(const ChildPlan& plan) {
   g_has_openat2 = ::syscall(SYS_openat2, -1, "", nullptr, 0) != 0 && errno != ENOSYS;
-  g_has_mount_setattr =
-      ::syscall(SYS_mount_setattr, -1, "", 0, nullptr, 0) != 0 && errno != ENOSYS;
+  g_has_mount_setattr = ::syscall(SYS_mount_setattr, -1, "", 0, nullptr, 0) != 0 && errno != ENOSYS;
   if (!g_has_mount_setattr)
     send(msg::warning,
          "mount_setattr unavailable: binds are not recursive (submounts of binds are hidden)");
   // Nothing mounted from here on may propagate back to the host.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     fail("make / private: %s", err());
-  if (::mount("tmpfs", plan.root_dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") !=
-      0)
+  if (::mount("tmpfs", plan.root_dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+              "mode=0755,size=16m") != 0)
     fail("tmpfs for the new root on %s: %s", plan.root_dir.c_str(), err());
   const int rootfd = ::open(plan.root_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) fail("open new root: %s", err());
@@ -342,7 +352,8 @@ char read_go(const ChildPlan& plan) {
 // Raw syscalls: glibc's setresuid would signal the supervisor's other threads, which were
 // copied into this process as bookkeeping only, and wait for them forever.
 bool set_ids(unsigned uid, unsigned gid) {
-  return ::syscall(SYS_setresgid, gid, gid, gid) == 0 && ::syscall(SYS_setresuid, uid, uid, uid) == 0;
+  return ::syscall(SYS_setresgid, gid, gid, gid) == 0 &&
+         ::syscall(SYS_setresuid, uid, uid, uid) == 0;
 }
 
 void switch_user(const ChildPlan& plan) {
@@ -351,8 +362,7 @@ void switch_user(const ChildPlan& plan) {
   if (!plan.real_root) {
     // Already in the user namespace made by clone(); the supervisor wrote the maps.
     drop_bounding_set();
-    if (!set_ids(uid, gid))
-      fail("setresuid %u in the user namespace: %s", uid, err());
+    if (!set_ids(uid, gid)) fail("setresuid %u in the user namespace: %s", uid, err());
     drop_all_capabilities();
     return;
   }
@@ -362,8 +372,7 @@ void switch_user(const ChildPlan& plan) {
     send(msg::need_idmap, "%d", 0);
     if (read_go(plan) != kGo) fail("the supervisor could not write the user namespace id maps");
     drop_bounding_set();
-    if (!set_ids(uid, gid))
-      fail("setresuid %u in the user namespace: %s", uid, err());
+    if (!set_ids(uid, gid)) fail("setresuid %u in the user namespace: %s", uid, err());
     // A mount namespace owned by the new user namespace locks every inherited mount.
     if (::unshare(CLONE_NEWNS) != 0)
       send(msg::warning, "cannot lock mounts with a nested mount namespace: %s", err());
@@ -474,7 +483,7 @@ int sandbox_init_main(void* arg) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  int keep[] = {plan.ctl_write, plan.go_read,      plan.stdin_read,
+  int keep[] = {plan.ctl_write,    plan.go_read,      plan.stdin_read,
                 plan.stdout_write, plan.stderr_write, plan.result_write};
   close_all_except(keep, 6);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -494,8 +503,8 @@ int sandbox_init_main(void* arg) {
   if (target < 0) fail("fork the target: %s", err());
   if (target == 0) target_main(plan);
 
-  for (int fd : {plan.go_read, plan.stdin_read, plan.stdout_write, plan.stderr_write,
-                 plan.result_write})
+  for (int fd :
+       {plan.go_read, plan.stdin_read, plan.stdout_write, plan.stderr_write, plan.result_write})
     if (fd >= 0) ::close(fd);
   int target_status = 0;
   int any_sigsys = 0;
@@ -514,8 +523,9 @@ int sandbox_init_main(void* arg) {
   }
   send(msg::status, "%d %d", target_status, any_sigsys);
   // Exiting kills whatever the target left behind: the kernel empties the pid namespace.
-  ::_exit(WIFEXITED(target_status) ? WEXITSTATUS(target_status)
-                                   : 128 + (WIFSIGNALED(target_status) ? WTERMSIG(target_status) : 0));
+  ::_exit(WIFEXITED(target_status)
+              ? WEXITSTATUS(target_status)
+              : 128 + (WIFSIGNALED(target_status) ? WTERMSIG(target_status) : 0));
 }
 
 }  // namespace kj::sandbox::detail

@@ -13,7 +13,8 @@
 
 namespace kj::sandbox::detail {
 
-enum class MountKind { tmpfs, proc, bind, device, symlink, file };
+// readonly: remount an earlier mount (not its submounts) read-only once it is populated.
+enum class MountKind { tmpfs, proc, bind, device, symlink, file, readonly };
 
 struct MountStep {
   MountStep() = default;
@@ -26,13 +27,13 @@ struct MountStep {
         flags(flags_) {}
 
   MountKind kind = MountKind::bind;
-  std::string target;   // absolute path inside the sandbox
-  std::string source;   // host path (bind, device), link text (symlink), content (file)
-  std::string options;  // tmpfs mount data
-  unsigned long flags = 0;     // tmpfs mount flags
-  bool writable = false;       // bind: skip the read-only remount
-  bool directory = true;       // bind: the mount point is a directory (else an empty file)
-  bool skip_if_exists = false; // the caller's binds win over the generated /etc entries
+  std::string target;           // absolute path inside the sandbox
+  std::string source;           // host path (bind, device), link text (symlink), content (file)
+  std::string options;          // tmpfs mount data
+  unsigned long flags = 0;      // tmpfs mount flags
+  bool writable = false;        // bind: skip the read-only remount
+  bool directory = true;        // bind: the mount point is a directory (else an empty file)
+  bool skip_if_exists = false;  // the caller's binds win over the generated /etc entries
 };
 
 struct ChildPlan {
@@ -44,8 +45,8 @@ struct ChildPlan {
   std::string hostname;
   bool real_root = false;  // build mounts first, then enter a user namespace
   bool new_uts = true;
-  unsigned inside_id = 1000;      // uid/gid inside the user namespace
-  unsigned fallback_id = 65534;   // host uid/gid when no user namespace can be made
+  unsigned inside_id = 1000;     // uid/gid inside the user namespace
+  unsigned fallback_id = 65534;  // host uid/gid when no user namespace can be made
   rlim_t cpu_seconds = 0;
   rlim_t file_size = 0;
   rlim_t open_files = 0;
@@ -59,8 +60,8 @@ struct ChildPlan {
 
 // Message types on the control pipe (child -> supervisor): [type][len hi][len lo][payload].
 namespace msg {
-constexpr char warning = 'W';  // an isolation step degraded
-constexpr char error = 'E';    // setup failed at the named step; the run is void
+constexpr char warning = 'W';     // an isolation step degraded
+constexpr char error = 'E';       // setup failed at the named step; the run is void
 constexpr char need_idmap = 'U';  // in a fresh user namespace: write uid_map/gid_map, then go
 constexpr char exec_start = 'X';  // the target is about to execve: the wall clock starts
 constexpr char status = 'S';      // "<wait status> <any sigsys>" of the target, from init

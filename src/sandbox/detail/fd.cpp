@@ -39,8 +39,8 @@ TempDir::~TempDir() {
 }
 
 StackMapping::StackMapping(std::size_t size) : size_(size) {
-  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  void* base =
+      ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (base != MAP_FAILED) base_ = base;
 }
 

@@ -17,13 +17,47 @@ namespace {
 
 // Syscalls that have no business in a kernel submission and act beyond the sandbox's namespaces.
 constexpr const char* kKilled[] = {
-    "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root",
-    "chroot", "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "kexec_load",
-    "kexec_file_load", "reboot", "init_module", "finit_module", "delete_module", "swapon",
-    "swapoff", "setns", "unshare", "open_by_handle_at", "userfaultfd", "iopl", "ioperm", "acct",
-    "quotactl", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime", "syslog",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "bpf",
+    "perf_event_open",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "swapon",
+    "swapoff",
+    "setns",
+    "unshare",
+    "open_by_handle_at",
+    "userfaultfd",
+    "iopl",
+    "ioperm",
+    "acct",
+    "quotactl",
+    "settimeofday",
+    "clock_settime",
+    "adjtimex",
+    "clock_adjtime",
+    "syslog",
     // The new mount API would otherwise bypass the mount/umount2 rules.
-    "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
     "pidfd_getfd",
 };
 
@@ -32,8 +66,8 @@ constexpr const char* kKilled[] = {
 constexpr const char* kEnosys[] = {"clone3", "io_uring_setup", "io_uring_enter",
                                    "io_uring_register"};
 
-constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,
-                                             CLONE_NEWNET, CLONE_NEWIPC,  CLONE_NEWUTS,
+constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,    CLONE_NEWUSER, CLONE_NEWPID,
+                                             CLONE_NEWNET,   CLONE_NEWIPC,  CLONE_NEWUTS,
                                              CLONE_NEWCGROUP};
 
 struct ContextDeleter {
@@ -90,8 +124,7 @@ bool build_seccomp_filter(std::vector<sock_filter>& program, std::string& error)
     return false;
   }
   program.resize(static_cast<std::size_t>(st.st_size) / sizeof(sock_filter));
-  if (::pread(memfd.get(), program.data(), static_cast<std::size_t>(st.st_size), 0) !=
-      st.st_size) {
+  if (::pread(memfd.get(), program.data(), static_cast<std::size_t>(st.st_size), 0) != st.st_size) {
     error = std::string("reading the seccomp program: ") + std::strerror(errno);
     return false;
   }
