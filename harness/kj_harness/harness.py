@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import math
 import os
+import random
 import sys
 import time
 import traceback
 
-from . import protocol
+from . import protocol, timing
 from .runner import child_main, describe_exception
 
 PROTOCOL_VERSION = 1
@@ -37,9 +39,14 @@ class Reporter:
 
 
 class RunnerGone(Exception):
-    def __init__(self, status: str):
+    def __init__(self, status: str, signal: int | None):
         super().__init__(status)
         self.status = status
+        self.signal = signal
+
+    def error(self, during: str) -> dict:
+        return {"type": "ProcessDied", "message": f"the submission's process {self.status}{during}",
+                "traceback": "", "signal": self.signal}
 
 
 class RunnerProcess:
@@ -59,24 +66,26 @@ class RunnerProcess:
         os.close(cmd_r)
         os.close(reply_w)
         self.status: str | None = None
+        self.signal: int | None = None
 
     def ask(self, header: dict) -> tuple[dict, bytes]:
         try:
             protocol.send(self.cmd_w, header)
             return protocol.receive(self.reply_r, MAX_OUTPUT_PAYLOAD)
         except (protocol.ChannelClosed, BrokenPipeError):
-            raise RunnerGone(self.reap()) from None
+            raise RunnerGone(self.reap(), self.signal) from None
         except protocol.ProtocolError as exc:
             # Only submission code (the runner or its forks) can garble the channel.
             os.kill(self.pid, 9)
             self.reap()
-            raise RunnerGone(f"broke the result protocol ({exc})") from None
+            raise RunnerGone(f"broke the result protocol ({exc})", None) from None
 
     def reap(self) -> str:
         if self.status is None:
             _, status = os.waitpid(self.pid, 0)
             if os.WIFSIGNALED(status):
-                self.status = f"killed by signal {os.WTERMSIG(status)}"
+                self.signal = os.WTERMSIG(status)
+                self.status = f"killed by signal {self.signal}"
             else:
                 self.status = f"exited with code {os.WEXITSTATUS(status)}"
         return self.status
@@ -165,9 +174,8 @@ class Evaluation:
         try:
             reply, _ = self.runner.ask({"cmd": "load"})
         except RunnerGone as gone:
-            self.report.emit("error", stage="load_submission", kind="exception", error={
-                "type": "ProcessDied", "message": f"the submission's process {gone.status} "
-                "while importing", "traceback": ""})
+            self.report.emit("error", stage="load_submission", kind="exception",
+                             error=gone.error(" while importing"))
             return False
         if not reply.get("ok"):
             kind = "compile" if reply.get("kind") == "compile" else "exception"
@@ -213,9 +221,38 @@ class Evaluation:
                     break
         return all_passed
 
+    def recheck(self, args: dict, kept: list[int], count: int) -> dict | None:
+        """Checks outputs of `count` timed calls picked here at random after timing ended
+        (the runner cannot know which); returns failure fields, or None when all match."""
+        if not kept:
+            return {"status": "fail", "message": "no output of a timed call was kept to re-check"}
+        picks = sorted(random.SystemRandom().sample(kept, min(count, len(kept))))
+        reply, blob = self.runner.ask({"cmd": "outputs", "indices": picks})
+        if not reply.get("ok"):
+            return {"status": "error", "error": sanitize_error(reply.get("error"))}
+        if reply.get("unsendable"):
+            return {"status": "fail", "message": "outputs of timed calls are not tensors"}
+        try:
+            outputs = protocol.load_payload(blob, self.device)
+        except BaseException as exc:  # noqa: BLE001
+            return {"status": "fail", "message": f"timed outputs could not be read: {exc}"[:2000]}
+        if not isinstance(outputs, list) or len(outputs) != len(picks):
+            return {"status": "fail", "message": "the runner sent the wrong number of outputs"}
+        for iteration, output in zip(picks, outputs):
+            data = self.generate(timing.iteration_args(args, iteration))
+            try:
+                passed, message = normalize_check(self.reference.check_implementation(data, output))
+            except BaseException as exc:  # noqa: BLE001
+                passed, message = False, f"output rejected by the checker: {exc}"
+            if not passed:
+                return {"status": "fail", "message":
+                        f"timed call {iteration} produced a wrong output: {message}"[:4000]}
+        return None
+
     def run_benchmarks(self) -> bool:
         self.report.emit("stage", stage="benchmarks")
         settings = self.job.get("timing", {})
+        recheck_count = int(settings.get("recheck", 1))
         for index, args in enumerate(self.job["benchmarks"]):
             fields = self.check_case(args)
             if fields["status"] != "pass":
@@ -226,9 +263,27 @@ class Evaluation:
                 self.report.emit("benchmark", index=index, spec=args, status="error",
                                  error=sanitize_error(reply.get("error")))
                 return False
-            samples = [as_number(s) for s in reply.get("samples_ns", [])][:100000]
+            samples = [as_number(x) for x in reply.get("samples_ns", [])][:100000]
+            if not samples or min(samples) <= 0 or not all(math.isfinite(x) for x in samples):
+                self.report.emit("benchmark", index=index, spec=args, status="error", error={
+                    "type": "BadTiming", "message": "timing produced no valid samples",
+                    "traceback": ""})
+                return False
+            kept = [k for k in reply.get("kept", []) if isinstance(k, int)][:100000]
+            failure = self.recheck(args, kept, recheck_count)
+            if failure is not None:
+                self.report.emit("benchmark", index=index, spec=args, **failure)
+                return False
+            clocks = [as_number(c) if c is not None else None
+                      for c in reply.get("sm_clock_mhz", [])][:len(samples)]
             self.report.emit("benchmark", index=index, spec=args, status="pass",
-                             samples_ns=samples, clock=str(reply.get("clock"))[:32])
+                             samples_ns=samples, sm_clock_mhz=clocks,
+                             clock=str(reply.get("clock"))[:32],
+                             method=str(reply.get("method"))[:32],
+                             stop_reason=str(reply.get("stop_reason"))[:32],
+                             batch=int(as_number(reply.get("batch", 1))),
+                             at_launch_floor=reply.get("at_launch_floor") is True,
+                             rechecked=min(recheck_count, len(kept)))
         return True
 
     def run(self) -> None:
@@ -242,9 +297,7 @@ class Evaluation:
             else:
                 passed = self.run_tests()
         except RunnerGone as gone:
-            self.report.emit("error", stage="run", kind="exception", error={
-                "type": "ProcessDied",
-                "message": f"the submission's process {gone.status}", "traceback": ""})
+            self.report.emit("error", stage="run", kind="exception", error=gone.error(""))
             passed = False
         self.finish(passed)
 

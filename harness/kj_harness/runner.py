@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from . import protocol
+from . import protocol, timing
 
 COMPILE_ERRORS = (SyntaxError, ImportError)
 
@@ -38,6 +38,7 @@ class Runner:
         self.device = device
         self.call_inputs = call_inputs  # (args) -> data, the problem's generate_input
         self.custom_kernel = None
+        self.timer: timing.CaseTimer | None = None
 
     def synchronize(self) -> None:
         if self.device.startswith("cuda"):
@@ -82,16 +83,30 @@ class Runner:
                                           "message": str(exc)[:2000]})
 
     def time_calls(self, args: dict, settings: dict) -> None:
-        """Simple timing: the same inputs each call, L2 flushed between calls on the GPU."""
         try:
-            data = self.call_inputs(args)
-            samples = measure(self.custom_kernel, data, self.device, settings)
+            self.timer = timing.CaseTimer(self.custom_kernel, self.call_inputs, self.device,
+                                          timing.settings_from(settings))
+            result = self.timer.run(args)
         except BaseException as exc:  # noqa: BLE001
             protocol.send(self.reply_fd, {"ok": False, "error": describe_exception(exc)})
             return
-        protocol.send(self.reply_fd, {"ok": True, "samples_ns": samples,
-                                      "clock": "cuda_event" if self.device.startswith("cuda")
-                                      else "monotonic"})
+        protocol.send(self.reply_fd, {"ok": True, **result})
+
+    def send_outputs(self, indices: list) -> None:
+        """Outputs of earlier timed calls, for the harness to re-check."""
+        kept = self.timer.kept_outputs if self.timer is not None else {}
+        missing = [i for i in indices if i not in kept]
+        if missing:
+            protocol.send(self.reply_fd, {"ok": False, "error": {
+                "type": "MissingOutputs", "message": f"outputs of calls {missing[:5]} were not kept",
+                "traceback": ""}})
+            return
+        try:
+            protocol.send(self.reply_fd, {"ok": True, "count": len(indices)},
+                          [kept[i] for i in indices])
+        except BaseException as exc:  # noqa: BLE001
+            protocol.send(self.reply_fd, {"ok": True, "unsendable": True,
+                                          "message": str(exc)[:2000]})
 
     def serve(self) -> None:
         while True:
@@ -103,53 +118,10 @@ class Runner:
                 self.run_once(command["args"])
             elif name == "time":
                 self.time_calls(command["args"], command["settings"])
+            elif name == "outputs":
+                self.send_outputs(command["indices"])
             else:
                 return
-
-
-def measure(kernel, data, device: str, settings: dict) -> list[float]:
-    max_repeats = int(settings.get("max_repeats", 100))
-    min_repeats = int(settings.get("min_repeats", 3))
-    max_time_ns = float(settings.get("max_time_s", 10.0)) * 1e9
-    target_rel_err = float(settings.get("target_rel_err", 0.001))
-    warmup_ns = float(settings.get("warmup_s", 0.1)) * 1e9
-    samples: list[float] = []
-    on_gpu = device.startswith("cuda")
-    if on_gpu:
-        import torch
-
-        flush = torch.empty(64 << 20, dtype=torch.int64, device=device)  # 512 MiB > 2x L2
-
-    begin = time.perf_counter_ns()
-    while time.perf_counter_ns() - begin < warmup_ns:
-        kernel(data)
-        if on_gpu:
-            torch.cuda.synchronize()
-
-    begin = time.perf_counter_ns()
-    for _ in range(max_repeats):
-        if on_gpu:
-            flush.fill_(len(samples))
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            kernel(data)
-            end.record()
-            torch.cuda.synchronize()
-            samples.append(start.elapsed_time(end) * 1e6)
-        else:
-            t0 = time.perf_counter_ns()
-            kernel(data)
-            samples.append(float(time.perf_counter_ns() - t0))
-        n = len(samples)
-        if n >= min_repeats:
-            mean = sum(samples) / n
-            var = sum((s - mean) ** 2 for s in samples) / (n - 1)
-            if mean > 0 and (var / n) ** 0.5 / mean < target_rel_err:
-                break
-            if time.perf_counter_ns() - begin > max_time_ns:
-                break
-    return samples
 
 
 def child_main(cmd_fd: int, reply_fd: int, device: str, call_inputs) -> None:

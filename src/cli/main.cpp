@@ -26,6 +26,8 @@ struct EnvOptions {
   std::string harness;
   double timeout_s = 0;
   std::uint64_t memory_mib = 8192;
+  int max_repeats = 100;
+  double max_time_s = 10;
 
   void add_to(CLI::App* app) {
     app->add_option("--device", device, "cpu or cuda:N")->capture_default_str();
@@ -33,6 +35,12 @@ struct EnvOptions {
     app->add_option("--harness", harness, "folder holding kj_harness (default: found beside kj)");
     app->add_option("--timeout", timeout_s, "wall-clock limit in seconds (default: task.yml's)");
     app->add_option("--memory-limit", memory_mib, "host memory cap in MiB")->capture_default_str();
+    app->add_option("--max-repeats", max_repeats, "benchmark: most timed calls per case")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app->add_option("--max-time", max_time_s, "benchmark: seconds of timing per case")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
   }
 
   kj::judge::Environment environment() const {
@@ -52,6 +60,7 @@ struct EnvOptions {
       req.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
     }
     req.limits.memory_bytes = memory_mib << 20;
+    req.timing = {{"max_repeats", max_repeats}, {"max_time_s", max_time_s}};
     return req;
   }
 };

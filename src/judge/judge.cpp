@@ -187,8 +187,10 @@ Environment discover_environment(const std::optional<std::string>& python,
   }
 
   const std::string python_dir = env.python.parent_path().string();
+  // nvcc for torch.utils.cpp_extension.load_inline submissions, where a CUDA toolkit exists.
+  const std::string cuda_bin = fs::is_directory("/usr/local/cuda/bin") ? ":/usr/local/cuda/bin" : "";
   env.env = {
-      "PATH=" + python_dir + ":/usr/local/bin:/usr/bin:/bin",
+      "PATH=" + python_dir + ":/usr/local/bin:/usr/bin:/bin" + cuda_bin,
       "HOME=/tmp/home",
       "TMPDIR=/tmp",
       "LANG=C.UTF-8",

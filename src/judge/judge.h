@@ -56,6 +56,7 @@ struct ErrorInfo {
   std::string type;
   std::string message;
   std::string traceback;
+  std::optional<int> signal;  // the submission's process was killed by this signal
 };
 
 struct CaseResult {
@@ -66,7 +67,14 @@ struct CaseResult {
   std::optional<ErrorInfo> error;
   double elapsed_ns = 0;        // one untimed call (tests)
   std::vector<double> samples;  // benchmark samples, ns
-  std::string clock;            // cuda_event or monotonic
+  std::string clock;            // cuda_event, cuda_graph or monotonic
+  std::string method;           // per_call or graph
+  std::string stop_reason;      // which stopping rule ended the sampling
+  int batch = 1;                // calls per sample (graph batches)
+  bool at_launch_floor = false;  // median below the launch floor: too short to rank apart
+  int rechecked = 0;             // timed outputs re-checked after timing
+  std::vector<double> sm_clock_mhz;  // per sample; empty when NVML was unavailable
+  double median_clock_mhz = 0;
   bench::Summary summary;
 };
 

@@ -25,7 +25,17 @@ nlohmann::json case_json(const CaseResult& c, bool benchmark) {
   if (benchmark) {
     out["samples_ns"] = c.samples;
     out["clock"] = c.clock;
+    out["method"] = c.method;
+    out["stop_reason"] = c.stop_reason;
+    out["batch"] = c.batch;
+    out["at_launch_floor"] = c.at_launch_floor;
+    out["rechecked"] = c.rechecked;
+    out["sm_clock_mhz"] = c.sm_clock_mhz;
     out["summary"] = summary_json(c.summary);
+    if (c.median_clock_mhz > 0) {
+      out["summary"]["median_sm_clock_mhz"] = c.median_clock_mhz;
+      out["summary"]["median_cycles"] = c.summary.median * c.median_clock_mhz / 1e3;
+    }
   } else {
     out["elapsed_ns"] = c.elapsed_ns;
   }
@@ -120,7 +130,16 @@ std::string render_text(const EvalResult& r, bool verbose) {
       const auto& s = c.summary;
       out << "           median " << bench::format_ns(s.median) << "  IQR "
           << bench::format_ns(s.iqr()) << "  mean " << bench::format_ns(s.mean) << "  min "
-          << bench::format_ns(s.min) << "  n=" << s.n << "  (" << c.clock << ")\n";
+          << bench::format_ns(s.min) << "  n=" << s.n << "  (" << c.clock;
+      if (c.batch > 1) out << ", " << c.batch << " calls per sample";
+      if (c.median_clock_mhz > 0) {
+        char cycles[64];
+        std::snprintf(cycles, sizeof cycles, ", SM %.0f MHz, %.0f cycles", c.median_clock_mhz,
+                      s.median * c.median_clock_mhz / 1e3);
+        out << cycles;
+      }
+      out << ", stop: " << c.stop_reason << ")\n";
+      if (c.at_launch_floor) out << "           at launch floor: too short to rank apart reliably\n";
     } else if (!c.message.empty()) {
       out << indent(c.message, "           ");
     }

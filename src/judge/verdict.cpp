@@ -1,4 +1,5 @@
 // Turning facts into a verdict. The harness reports; only this file decides.
+#include <csignal>
 #include <sstream>
 
 #include "judge/judge.h"
@@ -28,7 +29,12 @@ std::string str(const nlohmann::json& object, const char* key) {
 
 ErrorInfo error_from(const nlohmann::json& event) {
   const nlohmann::json& error = event.contains("error") ? event["error"] : nlohmann::json();
-  return {str(event, "stage"), str(error, "type"), str(error, "message"), str(error, "traceback")};
+  ErrorInfo info{str(event, "stage"), str(error, "type"), str(error, "message"),
+                 str(error, "traceback"), std::nullopt};
+  if (error.is_object() && error.contains("signal") && error["signal"].is_number_integer()) {
+    info.signal = error["signal"].get<int>();
+  }
+  return info;
 }
 
 CaseResult case_from(const nlohmann::json& event) {
@@ -54,6 +60,17 @@ CaseResult case_from(const nlohmann::json& event) {
     result.summary = bench::summarize(result.samples);
   }
   result.clock = str(event, "clock");
+  result.method = str(event, "method");
+  result.stop_reason = str(event, "stop_reason");
+  result.batch = event.value("batch", 1);
+  result.at_launch_floor = event.value("at_launch_floor", false);
+  result.rechecked = event.value("rechecked", 0);
+  if (event.contains("sm_clock_mhz") && event["sm_clock_mhz"].is_array()) {
+    for (const auto& mhz : event["sm_clock_mhz"]) {
+      if (mhz.is_number()) result.sm_clock_mhz.push_back(mhz.get<double>());
+    }
+    result.median_clock_mhz = bench::summarize(result.sm_clock_mhz).median;
+  }
   return result;
 }
 
@@ -142,10 +159,12 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       result.system["device_name"] = str(event, "name");
     } else if (name == "stage") {
       last_stage = str(event, "stage");
-    } else if (name == "test") {
-      result.tests.push_back(case_from(event));
-    } else if (name == "benchmark") {
-      result.benchmarks.push_back(case_from(event));
+    } else if (name == "test" || name == "benchmark") {
+      CaseResult c = case_from(event);
+      // Show the arguments in task.yml's order, as the problem states them.
+      const auto& specs = name == "test" ? problem.tests : problem.benchmarks;
+      if (c.index >= 0 && static_cast<std::size_t>(c.index) < specs.size()) c.spec = specs[static_cast<std::size_t>(c.index)];
+      (name == "test" ? result.tests : result.benchmarks).push_back(std::move(c));
     } else if (name == "error" && !error) {
       error = error_from(event);
       error_kind = str(event, "kind");
@@ -185,6 +204,11 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
   }
   if (outcome.result_truncated) return set(Verdict::output_limit, "result stream exceeded its cap");
 
+  // The seccomp filter kills only the offending process (the runner), with SIGSYS.
+  if (error && error->signal == SIGSYS) {
+    return set(Verdict::security_violation,
+               "a forbidden system call was made (the submission's process was killed by seccomp)");
+  }
   if (error) {
     const std::string detail = error->type.empty() ? error->message
                                                    : error->type + ": " + first_line(error->message);

@@ -139,3 +139,14 @@ TEST(Names, VerdictsRoundTrip) {
   }
   EXPECT_FALSE(kj::judge::verdict_from_string("accepted!"));
 }
+
+TEST(Verdict, RunnerKilledBySeccompIsASecurityViolation) {
+  EXPECT_EQ(verdict_of(clean_exit(),
+                       events({kStart, R"({"event":"error","stage":"run","kind":"exception","error":{"type":"ProcessDied","message":"killed by signal 31","signal":31}})",
+                               kDone})),
+            Verdict::security_violation);
+  EXPECT_EQ(verdict_of(clean_exit(),
+                       events({kStart, R"({"event":"error","stage":"run","kind":"exception","error":{"type":"ProcessDied","message":"killed by signal 11","signal":11}})",
+                               kDone})),
+            Verdict::runtime_error);
+}
