@@ -103,7 +103,9 @@ def main():
     args, extra = parser.parse_known_args()
     if args.problem:
         # Short limits keep the hostile runs fast; the verdicts do not depend on the values.
-        extra = extra or ["--timeout", "20", "--memory-limit", "3072"]
+        for flag, value in (("--timeout", "20"), ("--memory-limit", "3072")):
+            if flag not in extra:
+                extra += [flag, value]
         passed, failed = check_corpus(args.kj, args.problem, args.path, extra)
     else:
         passed, failed = check_problems(args.kj, args.path)

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""End-to-end behaviour of the `kj` command a user would notice."""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+results = []
+
+
+def case(name):
+    def wrap(fn):
+        results.append((name, fn))
+        return fn
+    return wrap
+
+
+def kj(*args, check_json=False):
+    proc = subprocess.run([KJ, *args], capture_output=True, text=True)
+    if check_json:
+        try:
+            return proc, json.loads(proc.stdout)
+        except ValueError:
+            raise AssertionError(f"no JSON from kj {' '.join(args)} (exit {proc.returncode}):\n"
+                                 f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return proc
+
+
+def problem(name):
+    return os.path.join(ROOT, "problems", name)
+
+
+@case("eval prints a readable report with per-test lines and exits 0 when accepted")
+def _():
+    proc = kj("eval", problem("vectoradd"), os.path.join(problem("vectoradd"), "solutions/correct/triton.py"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "verdict: accepted" in proc.stdout, proc.stdout
+    assert proc.stdout.count("  test ") == 5, proc.stdout
+
+
+@case("a wrong answer shows the mismatch summary and exits 1")
+def _():
+    proc = kj("eval", problem("vectoradd"), os.path.join(problem("vectoradd"), "solutions/wrong/subtract.py"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "verdict: wrong_answer" in proc.stdout, proc.stdout
+    assert "mismatch" in proc.stdout.lower(), proc.stdout
+
+
+@case("--json carries verdict, tests, system info and sandbox facts")
+def _():
+    proc, result = kj("eval", problem("vectoradd"), os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py"),
+                      "--json", check_json=True)
+    assert result["verdict"] == "accepted", result
+    assert len(result["tests"]) == 5 and all(t["status"] == "pass" for t in result["tests"])
+    assert result["system"]["torch"].startswith("2."), result["system"]
+    assert result["sandbox"]["started"] and result["sandbox"]["limit"] == "none"
+    assert result["sandbox"]["wall_ns"] > 0
+
+
+@case("benchmark mode on the CPU times every benchmark and scores by ranking_by")
+def _():
+    proc, result = kj("eval", problem("vectoradd"), os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py"),
+                      "--mode", "benchmark", "--max-repeats", "5", "--max-time", "1", "--json", check_json=True)
+    assert result["verdict"] == "accepted", result["reason"]
+    assert len(result["benchmarks"]) >= 1
+    for b in result["benchmarks"]:
+        assert b["summary"]["n"] >= 3 and b["summary"]["median_ns"] > 0, b
+        assert b["clock"] == "monotonic"
+    assert result["score_ns"] > 0 and result["ranking_by"] == "geom"
+
+
+@case("a malformed task.yml is refused naming file, line and field; exit 2")
+def _():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad")
+        shutil.copytree(problem("vectoradd"), bad)
+        shutil.copy(os.path.join(ROOT, "problems", "utils.py"), os.path.join(tmp, "utils.py"))
+        with open(os.path.join(bad, "task.yml")) as f:
+            text = f.read()
+        with open(os.path.join(bad, "task.yml"), "w") as f:
+            f.write(text.replace('ranking_by: "geom"', 'ranking_by: "fastest"'))
+        proc = kj("eval", bad, os.path.join(bad, "solutions/correct/pytorch.py"))
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "task.yml:" in proc.stderr and "ranking_by" in proc.stderr, proc.stderr
+
+
+@case("a missing submission file or bad mode is a usage error, not a crash")
+def _():
+    proc = kj("eval", problem("vectoradd"), "/nonexistent/file.py")
+    assert proc.returncode != 0 and "nonexistent" in (proc.stderr + proc.stdout)
+    proc = kj("eval", problem("vectoradd"), os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py"),
+              "--mode", "fast")
+    assert proc.returncode == 2, proc.stderr
+
+
+@case("a broken reference is an internal error, never the submission's fault")
+def _():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "broken")
+        shutil.copytree(problem("vectoradd"), bad)
+        shutil.copy(os.path.join(ROOT, "problems", "utils.py"), os.path.join(tmp, "utils.py"))
+        with open(os.path.join(bad, "reference.py"), "a") as f:
+            f.write("\nraise ImportError('reference deliberately broken')\n")
+        proc, result = kj("eval", bad, os.path.join(bad, "solutions/correct/pytorch.py"), "--json", check_json=True)
+        assert result["verdict"] == "internal_error", result["reason"]
+        assert proc.returncode == 3
+
+
+@case("problem show prints the parsed task")
+def _():
+    proc, shown = kj("problem", "show", problem("vectoradd"), check_json=True)
+    assert shown["name"] == "vectoradd" and shown["ranking_by"] == "geom" and len(shown["tests"]) == 5
+
+
+def main():
+    global KJ, ROOT
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kj", required=True)
+    parser.add_argument("--root", required=True)
+    args = parser.parse_args()
+    KJ, ROOT = args.kj, args.root
+    passed = failed = 0
+    for name, fn in results:
+        try:
+            fn()
+            passed += 1
+            print(f"ok   {name}")
+        except AssertionError as exc:
+            failed += 1
+            print(f"FAIL {name}\n     {exc}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
