@@ -23,6 +23,7 @@ from .runner import child_main, describe_exception
 
 PROTOCOL_VERSION = 1
 MAX_OUTPUT_PAYLOAD = 8 << 30
+MIN_PAIRS = 16
 
 
 class Reporter:
@@ -52,17 +53,19 @@ class RunnerGone(Exception):
 class RunnerProcess:
     """The forked child that runs submission code, and the two pipes to it."""
 
-    def __init__(self, result_fd: int, device: str, call_inputs):
+    def __init__(self, result_fd: int, device: str, call_inputs, task_dir: str):
         cmd_r, self.cmd_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         self.pid = os.fork()
         if self.pid == 0:
-            # The submission must never hold the result fd nor our ends of the pipes.
+            # The submission must never hold the result fd nor our ends of the pipes, nor stdin,
+            # where the secret seed of a ranked run waits to be read by the harness.
             for fd in (result_fd, self.cmd_w, self.reply_r):
                 os.close(fd)
-            child_main(cmd_r, reply_w, device, call_inputs)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            child_main(cmd_r, reply_w, device, call_inputs, task_dir)
         os.close(cmd_r)
         os.close(reply_w)
         self.status: str | None = None
@@ -119,6 +122,19 @@ def normalize_check(result) -> tuple[bool, str]:
     raise TypeError(f"check_implementation returned {type(result).__name__}")
 
 
+def read_output(reply: dict, blob: bytes, device: str):
+    """The runner's output, or a failure message when it is not tensors."""
+    if reply.get("unsendable"):
+        return None, (f"the output ({str(reply.get('output_type'))[:100]}) is not a tensor or a "
+                      "plain container of tensors")
+    if reply.get("output_is_none") is True:
+        return None, None
+    try:
+        return protocol.load_payload(blob, device), None
+    except BaseException as exc:  # noqa: BLE001
+        return None, f"the output could not be read as tensors: {exc}"[:2000]
+
+
 class Evaluation:
     def __init__(self, job: dict, reporter: Reporter):
         self.job = job
@@ -126,10 +142,13 @@ class Evaluation:
         self.device = job["device"]
         self.reference = None
         self.accepts_device = False
-        self.runner: RunnerProcess | None = None
+        self.runners: dict[str, RunnerProcess] = {}
+        self.settings = timing.settings_from(job.get("timing", {}))
+
+    # -- the problem --------------------------------------------------------------------------
 
     def generate(self, args: dict):
-        """The problem's generate_input; used here and, after the fork, in the runner."""
+        """The problem's generate_input; used here and, after the fork, in the runners."""
         if self.reference is None:
             self.import_reference()
         kwargs = dict(args)
@@ -163,147 +182,256 @@ class Evaluation:
             self.report.emit("device", name=torch.cuda.get_device_name())
         return True
 
-    def fork_runner(self) -> None:
-        # Non-dumpable: the runner (same uid) then cannot open /proc/<us>/fd/<result fd>.
+    def check(self, args: dict, output) -> tuple[bool, str]:
+        data = self.generate(args)
+        try:
+            return normalize_check(self.reference.check_implementation(data, output))
+        except BaseException as exc:  # noqa: BLE001 - a checker crash on odd output is a mismatch
+            return False, f"output rejected by the checker: {type(exc).__name__}: {exc}"
+
+    # -- the runners --------------------------------------------------------------------------
+
+    def fork_runners(self) -> None:
+        # Non-dumpable: the runners (same uid) then cannot open /proc/<us>/fd/<result fd>.
         set_non_dumpable()
         # Before any CUDA call here: a CUDA context does not survive fork.
-        self.runner = RunnerProcess(self.job["result_fd"], self.device, self.generate)
+        dirs = self.job.get("submission_dirs") or [self.job["task_dir"]]
+        for name, task_dir in zip(("a", "b"), dirs):
+            self.runners[name] = RunnerProcess(self.job["result_fd"], self.device, self.generate,
+                                               task_dir)
+        if self.job.get("time_reference"):
+            self.runners["reference"] = RunnerProcess(self.job["result_fd"], self.device,
+                                                      self.generate, self.job["task_dir"])
 
-    def load_submission(self) -> bool:
+    def load_runners(self) -> bool:
         self.report.emit("stage", stage="load_submission")
-        try:
-            reply, _ = self.runner.ask({"cmd": "load"})
-        except RunnerGone as gone:
-            self.report.emit("error", stage="load_submission", kind="exception",
-                             error=gone.error(" while importing"))
-            return False
-        if not reply.get("ok"):
-            kind = "compile" if reply.get("kind") == "compile" else "exception"
-            self.report.emit("error", stage="load_submission", kind=kind,
-                             error=sanitize_error(reply.get("error")))
-            return False
+        for name, runner in self.runners.items():
+            try:
+                reply, _ = runner.ask({"cmd": "load", "entry": "reference" if name == "reference"
+                                       else "submission"})
+            except RunnerGone as gone:
+                self.report.emit("error", stage="load_submission", kind="exception",
+                                 submission=name, error=gone.error(" while importing"))
+                return False
+            if not reply.get("ok"):
+                kind = "compile" if reply.get("kind") == "compile" else "exception"
+                self.report.emit("error", stage="load_submission", kind=kind, submission=name,
+                                 error=sanitize_error(reply.get("error")))
+                return False
         return True
 
-    def check_case(self, args: dict) -> dict:
-        """Runs the submission once on `args` and checks its output here. Returns event fields."""
-        reply, blob = self.runner.ask({"cmd": "run", "args": args})
+    # -- correctness --------------------------------------------------------------------------
+
+    def check_case(self, args: dict, runner: str = "a") -> dict:
+        """Runs a submission once on `args` and checks its output here. Returns event fields."""
+        reply, blob = self.runners[runner].ask({"cmd": "run", "args": args})
         if not reply.get("ok"):
             return {"status": "error", "error": sanitize_error(reply.get("error"))}
         fields = {"elapsed_ns": as_number(reply.get("elapsed_ns"))}
-        if reply.get("unsendable"):
-            return {**fields, "status": "fail", "message":
-                    f"the output ({str(reply.get('output_type'))[:100]}) is not a tensor or a "
-                    "plain container of tensors"}
-        if reply.get("output_is_none") is True:
-            output = None
-        else:
-            try:
-                output = protocol.load_payload(blob, self.device)
-            except BaseException as exc:  # noqa: BLE001
-                return {**fields, "status": "fail",
-                        "message": f"the output could not be read as tensors: {exc}"[:2000]}
-        data = self.generate(args)
-        try:
-            passed, message = normalize_check(self.reference.check_implementation(data, output))
-        except BaseException as exc:  # noqa: BLE001 - a checker crash on odd output is a mismatch
-            passed, message = False, f"output rejected by the checker: {type(exc).__name__}: {exc}"
+        output, problem = read_output(reply, blob, self.device)
+        if problem is not None:
+            return {**fields, "status": "fail", "message": problem}
+        passed, message = self.check(args, output)
         return {**fields, "status": "pass" if passed else "fail", "message": message[:4000]}
 
-    def run_tests(self) -> bool:
-        self.report.emit("stage", stage="tests")
-        all_passed = True
-        for index, args in enumerate(self.job["tests"]):
-            fields = self.check_case(args)
-            self.report.emit("test", index=index, spec=args, **fields)
+    def run_tests(self, cases: list[dict], phase: str, runner: str = "a") -> bool:
+        self.report.emit("stage", stage="tests", phase=phase)
+        for index, args in enumerate(cases):
+            fields = self.check_case(args, runner)
+            self.report.emit("test", index=index, phase=phase, **fields)
             if fields["status"] != "pass":
-                all_passed = False
-                if self.job.get("stop_on_failure", True):
-                    break
-        return all_passed
+                return False
+        return True
 
-    def recheck(self, args: dict, kept: list[int], count: int) -> dict | None:
-        """Checks outputs of `count` timed calls picked here at random after timing ended
-        (the runner cannot know which); returns failure fields, or None when all match."""
+    def check_benchmarks(self, cases: list[dict], phase: str) -> bool:
+        """Benchmark shapes checked once each, untimed (the leaderboard's public stage)."""
+        self.report.emit("stage", stage="benchmarks", phase=phase)
+        for index, args in enumerate(cases):
+            fields = self.check_case(args)
+            if fields["status"] != "pass":
+                self.report.emit("benchmark", index=index, phase=phase, **fields)
+                return False
+        return True
+
+    def recheck(self, runner: str, args: dict, count: int) -> dict | None:
+        """Checks outputs of `count` timed calls picked here at random after timing ended (the
+        runner cannot know which); returns failure fields, or None when all match."""
+        reply, _ = self.runners[runner].ask({"cmd": "kept"})
+        kept = [k for k in reply.get("kept", []) if isinstance(k, int)][:1000000]
         if not kept:
             return {"status": "fail", "message": "no output of a timed call was kept to re-check"}
-        picks = sorted(random.SystemRandom().sample(kept, min(count, len(kept))))
-        reply, blob = self.runner.ask({"cmd": "outputs", "indices": picks})
+        picks = sorted(random.SystemRandom().sample(kept, min(max(count, 1), len(kept))))
+        reply, blob = self.runners[runner].ask({"cmd": "outputs", "indices": picks})
         if not reply.get("ok"):
             return {"status": "error", "error": sanitize_error(reply.get("error"))}
-        if reply.get("unsendable"):
-            return {"status": "fail", "message": "outputs of timed calls are not tensors"}
-        try:
-            outputs = protocol.load_payload(blob, self.device)
-        except BaseException as exc:  # noqa: BLE001
-            return {"status": "fail", "message": f"timed outputs could not be read: {exc}"[:2000]}
+        outputs, problem = read_output(reply, blob, self.device)
+        if problem is not None:
+            return {"status": "fail", "message": problem}
         if not isinstance(outputs, list) or len(outputs) != len(picks):
             return {"status": "fail", "message": "the runner sent the wrong number of outputs"}
         for iteration, output in zip(picks, outputs):
-            data = self.generate(timing.iteration_args(args, iteration))
-            try:
-                passed, message = normalize_check(self.reference.check_implementation(data, output))
-            except BaseException as exc:  # noqa: BLE001
-                passed, message = False, f"output rejected by the checker: {exc}"
+            passed, message = self.check(timing.iteration_args(args, iteration), output)
             if not passed:
                 return {"status": "fail", "message":
                         f"timed call {iteration} produced a wrong output: {message}"[:4000]}
         return None
 
-    def run_benchmarks(self) -> bool:
-        self.report.emit("stage", stage="benchmarks")
-        settings = self.job.get("timing", {})
-        recheck_count = int(settings.get("recheck", 1))
-        for index, args in enumerate(self.job["benchmarks"]):
-            fields = self.check_case(args)
-            if fields["status"] != "pass":
-                self.report.emit("benchmark", index=index, spec=args, **fields)
-                return False
-            reply, _ = self.runner.ask({"cmd": "time", "args": args, "settings": settings})
-            if not reply.get("ok"):
-                self.report.emit("benchmark", index=index, spec=args, status="error",
-                                 error=sanitize_error(reply.get("error")))
-                return False
-            samples = [as_number(x) for x in reply.get("samples_ns", [])][:100000]
-            if not samples or min(samples) <= 0 or not all(math.isfinite(x) for x in samples):
-                self.report.emit("benchmark", index=index, spec=args, status="error", error={
-                    "type": "BadTiming", "message": "timing produced no valid samples",
-                    "traceback": ""})
-                return False
-            kept = [k for k in reply.get("kept", []) if isinstance(k, int)][:100000]
-            failure = self.recheck(args, kept, recheck_count)
-            if failure is not None:
-                self.report.emit("benchmark", index=index, spec=args, **failure)
-                return False
-            clocks = [as_number(c) if c is not None else None
-                      for c in reply.get("sm_clock_mhz", [])][:len(samples)]
-            self.report.emit("benchmark", index=index, spec=args, status="pass",
-                             samples_ns=samples, sm_clock_mhz=clocks,
-                             clock=str(reply.get("clock"))[:32],
-                             method=str(reply.get("method"))[:32],
-                             stop_reason=str(reply.get("stop_reason"))[:32],
-                             batch=int(as_number(reply.get("batch", 1))),
-                             at_launch_floor=reply.get("at_launch_floor") is True,
-                             rechecked=min(recheck_count, len(kept)))
+    # -- timing -------------------------------------------------------------------------------
+
+    def prepare(self, runner: str, args: dict) -> dict:
+        reply, _ = self.runners[runner].ask({"cmd": "prepare", "args": args,
+                                             "settings": self.job.get("timing", {})})
+        return reply
+
+    def take_sample(self, runner: str, iteration: int) -> tuple[float, float | None] | dict:
+        reply, _ = self.runners[runner].ask({"cmd": "sample", "iteration": iteration})
+        if not reply.get("ok"):
+            return {"status": "error", "error": sanitize_error(reply.get("error"))}
+        ns = as_number(reply.get("ns"))
+        if not (ns > 0 and math.isfinite(ns)):
+            return {"status": "error", "error": {"type": "BadTiming",
+                                                 "message": f"a sample of {ns} ns", "traceback": ""}}
+        clock = reply.get("sm_clock_mhz")
+        return ns, as_number(clock) if clock is not None else None
+
+    def time_rounds(self, names: list[str], args: dict) -> dict:
+        """Samples every named runner once per round, in a shuffled order each round, until the
+        stopping rule is met for all of them (or for their ratio when there are two)."""
+        infos = {}
+        for name in names:
+            info = self.prepare(name, args)
+            if not info.get("ok"):
+                return {"failed": name, "status": "error", "error": sanitize_error(info.get("error"))}
+            infos[name] = info
+        samples = {name: [] for name in names}
+        clocks = {name: [] for name in names}
+        order = list(names)
+        shuffle = random.Random(0x6B6A)
+        begin = time.monotonic()
+        reason = None
+        iteration = 0
+        while reason is None:
+            shuffle.shuffle(order)
+            for name in order:
+                sample = self.take_sample(name, iteration)
+                if isinstance(sample, dict):
+                    return {"failed": name, **sample}
+                samples[name].append(sample[0])
+                clocks[name].append(sample[1])
+            iteration += 1
+            elapsed = time.monotonic() - begin
+            if len(names) == 2 and "reference" not in names:
+                series = [x / y for x, y in zip(samples[names[0]], samples[names[1]])]
+                reason = timing.stop_reason(series, elapsed, self.settings)
+                # A paired comparison needs enough pairs for its interval, caps or not.
+                if len(series) < MIN_PAIRS and elapsed < 10 * self.settings["max_seconds"]:
+                    reason = None
+            else:
+                reasons = [timing.stop_reason(samples[n], elapsed, self.settings) for n in names]
+                reason = next((r for r in reasons if r in ("max_samples", "max_seconds")), None)
+                if reason is None and all(reasons):
+                    reason = reasons[0]
+        return {"samples": samples, "clocks": clocks, "infos": infos, "stop_reason": reason}
+
+    def timed_benchmark(self, index: int, args: dict, phase: str) -> bool:
+        names = ["a"] + (["reference"] if "reference" in self.runners else [])
+        result = self.time_rounds(names, args)
+        if "failed" in result:
+            result.pop("failed")
+            self.report.emit("benchmark", index=index, phase=phase, **result)
+            return False
+        failure = self.recheck("a", args, self.settings["recheck"])
+        if failure is not None:
+            self.report.emit("benchmark", index=index, phase=phase, **failure)
+            return False
+        info = result["infos"]["a"]
+        samples = result["samples"]["a"]
+        fields = {
+            "status": "pass", "samples_ns": samples, "sm_clock_mhz": result["clocks"]["a"],
+            "clock": str(info.get("clock"))[:32], "method": str(info.get("method"))[:32],
+            "batch": int(as_number(info.get("batch", 1))), "stop_reason": result["stop_reason"],
+            "at_launch_floor": sorted(samples)[len(samples) // 2] < self.settings["launch_floor_ns"],
+            "rechecked": min(self.settings["recheck"], len(samples)),
+        }
+        if "reference" in result["samples"]:
+            fields["reference_samples_ns"] = result["samples"]["reference"]
+        self.report.emit("benchmark", index=index, phase=phase, **fields)
         return True
 
+    def run_benchmarks(self, cases: list[dict], phase: str) -> bool:
+        self.report.emit("stage", stage="benchmarks", phase=phase)
+        for index, args in enumerate(cases):
+            fields = self.check_case(args)
+            if fields["status"] != "pass":
+                self.report.emit("benchmark", index=index, phase=phase, **fields)
+                return False
+            if not self.timed_benchmark(index, args, phase):
+                return False
+        return True
+
+    def run_compare(self) -> bool:
+        """Two submissions, interleaved round robin in this one sitting, per benchmark."""
+        self.report.emit("stage", stage="compare")
+        for runner in ("a", "b"):
+            if not self.run_tests(self.job["tests"], f"tests_{runner}", runner):
+                return False
+        for index, args in enumerate(self.job["benchmarks"]):
+            for runner in ("a", "b"):
+                fields = self.check_case(args, runner)
+                if fields["status"] != "pass":
+                    self.report.emit("benchmark", index=index, phase=f"check_{runner}", **fields)
+                    return False
+            for trial in range(int(self.job.get("trials", 1))):
+                result = self.time_rounds(["a", "b"], timing.secret_args(args, trial))
+                if "failed" in result:
+                    runner = result.pop("failed")
+                    self.report.emit("benchmark", index=index, phase=f"compare_{runner}", **result)
+                    return False
+                self.report.emit("compare", index=index, trial=trial,
+                                 samples_a_ns=result["samples"]["a"],
+                                 samples_b_ns=result["samples"]["b"],
+                                 stop_reason=result["stop_reason"])
+        return True
+
+    # -- modes --------------------------------------------------------------------------------
+
     def run(self) -> None:
-        self.fork_runner()
-        if not self.load_reference() or not self.load_submission():
+        self.fork_runners()
+        if not self.load_reference() or not self.load_runners():
             self.finish(False)
             return
+        mode = self.job["mode"]
         try:
-            if self.job["mode"] == "benchmark":
-                passed = self.run_benchmarks()
+            if mode == "benchmark":
+                passed = self.run_benchmarks(self.job["benchmarks"], "public")
+            elif mode == "leaderboard":
+                passed = self.run_leaderboard()
+            elif mode == "compare":
+                passed = self.run_compare()
             else:
-                passed = self.run_tests()
+                passed = self.run_tests(self.job["tests"], "public")
         except RunnerGone as gone:
             self.report.emit("error", stage="run", kind="exception", error=gone.error(""))
             passed = False
         self.finish(passed)
 
+    def run_leaderboard(self) -> bool:
+        """Public tests, public benchmark shapes (checked), then the ranked run: every case's
+        seed mixed with the secret, fresh inputs for every timed call, timed outputs re-checked."""
+        if not self.run_tests(self.job["tests"], "public"):
+            return False
+        if not self.check_benchmarks(self.job["benchmarks"], "public"):
+            return False
+        secret = read_secret()
+        ranked_tests = [timing.secret_args(a, secret) for a in self.job["tests"]]
+        ranked_benchmarks = [timing.secret_args(a, secret) for a in self.job["benchmarks"]]
+        if not self.run_tests(ranked_tests, "ranked"):
+            return False
+        return self.run_benchmarks(ranked_benchmarks, "ranked")
+
     def finish(self, passed: bool) -> None:
-        if self.runner is not None:
-            self.runner.stop()
+        for runner in self.runners.values():
+            runner.stop()
         self.report.emit("done", passed=passed)
 
 
@@ -328,8 +456,26 @@ def sanitize_error(error) -> dict:
             for key, limit in (("type", 200), ("message", 4000), ("traceback", 16000))}
 
 
+def read_line(fd: int) -> bytes:
+    """One line of fd, byte by byte: nothing past it may sit in a buffer the runners inherit."""
+    out = bytearray()
+    while True:
+        byte = os.read(fd, 1)
+        if not byte or byte == b"\n":
+            return bytes(out)
+        out += byte
+
+
+def read_secret() -> int:
+    """The ranked run's secret: line 2 of stdin, read only after the runners were forked."""
+    line = read_line(0).strip()
+    if not line:
+        raise ValueError("leaderboard mode needs the secret seed on stdin's second line")
+    return int(line)
+
+
 def main() -> int:
-    job = json.loads(sys.stdin.read())
+    job = json.loads(read_line(0))
     if job.get("protocol") != PROTOCOL_VERSION:
         print(f"kj harness: unsupported protocol {job.get('protocol')}", file=sys.stderr)
         return 2

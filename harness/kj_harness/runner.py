@@ -38,7 +38,10 @@ class Runner:
         self.device = device
         self.call_inputs = call_inputs  # (args) -> data, the problem's generate_input
         self.custom_kernel = None
-        self.timer: timing.CaseTimer | None = None
+        self.session: timing.CaseSession | None = None
+
+    def reply_error(self, exc: BaseException) -> None:
+        protocol.send(self.reply_fd, {"ok": False, "error": describe_exception(exc)})
 
     def synchronize(self) -> None:
         if self.device.startswith("cuda"):
@@ -46,7 +49,11 @@ class Runner:
 
             torch.cuda.synchronize()
 
-    def load_submission(self) -> None:
+    def load(self, entry: str) -> None:
+        if entry == "reference":  # the reference timed like a submission, for the speedup
+            self.custom_kernel = importlib.import_module("reference").ref_kernel
+            protocol.send(self.reply_fd, {"ok": True})
+            return
         try:
             module = importlib.import_module("submission")
             kernel = getattr(module, "custom_kernel", None)
@@ -72,62 +79,76 @@ class Runner:
             self.synchronize()
             elapsed = time.perf_counter_ns() - start
         except BaseException as exc:  # noqa: BLE001
-            protocol.send(self.reply_fd, {"ok": False, "error": describe_exception(exc)})
+            self.reply_error(exc)
             return
+        self.send_output({"elapsed_ns": elapsed, "output_is_none": output is None}, output)
+
+    def send_output(self, header: dict, output) -> None:
         try:
-            protocol.send(self.reply_fd, {"ok": True, "elapsed_ns": elapsed,
-                                          "output_is_none": output is None}, output)
+            protocol.send(self.reply_fd, {"ok": True, **header}, output)
         except BaseException as exc:  # noqa: BLE001 - e.g. an object torch.save cannot write
-            protocol.send(self.reply_fd, {"ok": True, "elapsed_ns": elapsed, "unsendable": True,
+            protocol.send(self.reply_fd, {"ok": True, **header, "unsendable": True,
                                           "output_type": type(output).__name__,
                                           "message": str(exc)[:2000]})
 
-    def time_calls(self, args: dict, settings: dict) -> None:
+    def prepare(self, args: dict, settings: dict) -> None:
         try:
-            self.timer = timing.CaseTimer(self.custom_kernel, self.call_inputs, self.device,
-                                          timing.settings_from(settings))
-            result = self.timer.run(args)
+            self.session = timing.CaseSession(self.custom_kernel, self.call_inputs, self.device,
+                                              timing.settings_from(settings), args)
+            info = self.session.prepare()
         except BaseException as exc:  # noqa: BLE001
-            protocol.send(self.reply_fd, {"ok": False, "error": describe_exception(exc)})
+            self.reply_error(exc)
+            return
+        protocol.send(self.reply_fd, {"ok": True, **info})
+
+    def sample(self, iteration: int) -> None:
+        try:
+            result = self.session.sample(iteration)
+        except BaseException as exc:  # noqa: BLE001
+            self.reply_error(exc)
             return
         protocol.send(self.reply_fd, {"ok": True, **result})
 
     def send_outputs(self, indices: list) -> None:
         """Outputs of earlier timed calls, for the harness to re-check."""
-        kept = self.timer.kept_outputs if self.timer is not None else {}
+        kept = self.session.kept_outputs if self.session is not None else {}
         missing = [i for i in indices if i not in kept]
         if missing:
             protocol.send(self.reply_fd, {"ok": False, "error": {
                 "type": "MissingOutputs", "message": f"outputs of calls {missing[:5]} were not kept",
                 "traceback": ""}})
             return
-        try:
-            protocol.send(self.reply_fd, {"ok": True, "count": len(indices)},
-                          [kept[i] for i in indices])
-        except BaseException as exc:  # noqa: BLE001
-            protocol.send(self.reply_fd, {"ok": True, "unsendable": True,
-                                          "message": str(exc)[:2000]})
+        self.send_output({"count": len(indices)}, [kept[i] for i in indices])
+
+    def kept(self) -> None:
+        protocol.send(self.reply_fd, {"ok": True, "kept": sorted(self.session.kept_outputs)
+                                      if self.session is not None else []})
 
     def serve(self) -> None:
         while True:
             command, _ = protocol.receive(self.cmd_fd, max_payload=0)
             name = command.get("cmd")
             if name == "load":
-                self.load_submission()
+                self.load(command.get("entry", "submission"))
             elif name == "run":
                 self.run_once(command["args"])
-            elif name == "time":
-                self.time_calls(command["args"], command["settings"])
+            elif name == "prepare":
+                self.prepare(command["args"], command["settings"])
+            elif name == "sample":
+                self.sample(int(command["iteration"]))
+            elif name == "kept":
+                self.kept()
             elif name == "outputs":
                 self.send_outputs(command["indices"])
             else:
                 return
 
 
-def child_main(cmd_fd: int, reply_fd: int, device: str, call_inputs) -> None:
+def child_main(cmd_fd: int, reply_fd: int, device: str, call_inputs, task_dir: str) -> None:
     """Entry point in the forked child; never returns."""
     code = 0
     try:
+        sys.path.insert(0, task_dir)  # this runner's own submission.py comes first
         Runner(cmd_fd, reply_fd, device, call_inputs).serve()
     except protocol.ChannelClosed:
         pass

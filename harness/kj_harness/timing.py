@@ -1,10 +1,12 @@
-"""Timing one benchmark case, in the runner process (docs/timing.md has the recipe and why).
+"""Timing, split between the trusted harness (which decides when to stop) and the runner (which
+takes one sample when asked). docs/timing.md has the recipe and why.
 
-GPU: every sample gets fresh inputs (new seed, new buffers), a cold L2 (a memset of at least twice
-the L2 size and a reset of persisting lines) queued behind a short spin so the host's launch of
-the kernel is hidden, and CUDA events around the call with a device-wide sync after it. Kernels
-whose per-call time is below `graph_below_ns` are timed as CUDA-graph batches over rotated input
-sets instead. CPU: the monotonic clock around the call, inputs rotated between two sets.
+GPU sample: fresh inputs (new seed, new buffers), cold L2 (persisting lines reset, then a memset
+of twice the L2 size) queued behind a spin so the host's launch of the kernel is hidden, CUDA
+events around the call, a device-wide sync after it, and the SM clock read through NVML. A kernel
+whose per-call time is below `graph_below_ns` is sampled as a CUDA-graph replay of a batch of
+calls over rotated input sets whose footprint exceeds the L2. CPU sample: the monotonic clock
+around the call, inputs rotated between two sets.
 """
 
 from __future__ import annotations
@@ -22,15 +24,17 @@ DEFAULTS = {
     "max_seconds": 15.0,
     "max_samples": 1000,
     "warmup_seconds": 0.05,
-    "graph_below_ns": 10_000,
-    "launch_floor_ns": 3_000,
+    "graph_below_ns": 10_000.0,
+    "launch_floor_ns": 3_000.0,
+    "spin_us": 200.0,
     "keep_output_bytes": 2 << 30,
+    "recheck": 1,
 }
 
 
 def settings_from(job_timing: dict) -> dict:
     merged = dict(DEFAULTS)
-    # Older names kept so `--max-repeats/--max-time` work.
+    # Short names used by `kj eval --max-repeats/--max-time`.
     if "max_repeats" in job_timing:
         merged["max_samples"] = int(job_timing["max_repeats"])
     if "max_time_s" in job_timing:
@@ -38,47 +42,50 @@ def settings_from(job_timing: dict) -> dict:
     for key in DEFAULTS:
         if key in job_timing:
             merged[key] = type(DEFAULTS[key])(job_timing[key])
-    if merged["max_samples"] < merged["min_samples"]:
-        merged["min_samples"] = merged["max_samples"]
-    if merged["max_seconds"] < merged["min_seconds"]:
-        merged["min_seconds"] = merged["max_seconds"]
+    merged["min_samples"] = min(merged["min_samples"], merged["max_samples"])
+    merged["min_seconds"] = min(merged["min_seconds"], merged["max_seconds"])
     return merged
 
 
-def derive_seed(seed: int, iteration: int) -> int:
-    """Seed of the inputs of timed call `iteration`; the same in the harness and the runner."""
-    digest = hashlib.sha256(f"kj-iteration:{seed}:{iteration}".encode()).digest()
+def derive_seed(seed: int, salt: str) -> int:
+    digest = hashlib.sha256(f"kj:{salt}:{seed}".encode()).digest()
     return int.from_bytes(digest[:7], "little")
 
 
 def iteration_args(args: dict, iteration: int) -> dict:
-    if "seed" not in args or not isinstance(args["seed"], int):
+    """Inputs of timed call `iteration`: the same in the harness and the runner."""
+    if not isinstance(args.get("seed"), int):
         return args  # nothing to vary: the same inputs every call
-    return {**args, "seed": derive_seed(args["seed"], iteration)}
+    return {**args, "seed": derive_seed(args["seed"], f"iteration:{iteration}")}
+
+
+def secret_args(args: dict, secret: int) -> dict:
+    """A ranked case: its seed mixed one-way with the secret, which never leaves the harness."""
+    if not isinstance(args.get("seed"), int):
+        return args
+    return {**args, "seed": derive_seed(args["seed"], f"secret:{secret}")}
 
 
 def stop_reason(samples: list[float], elapsed: float, s: dict) -> str | None:
     """The stopping rule (mirrors kj::bench::should_stop)."""
     n = len(samples)
+    if n >= 2 and elapsed >= s["min_seconds"] and n >= s["min_samples"]:
+        mean = sum(samples) / n
+        if mean > 0:
+            stdev = math.sqrt(sum((x - mean) ** 2 for x in samples) / (n - 1))
+            if stdev / math.sqrt(n) / mean <= s["target_rel_sem"]:
+                return "precise_sem"
+            if stdev / mean <= s["target_rel_stdev"]:
+                return "precise_stdev"
     if n >= s["max_samples"]:
         return "max_samples"
     if elapsed >= s["max_seconds"]:
         return "max_seconds"
-    if n < max(s["min_samples"], 2) or elapsed < s["min_seconds"]:
-        return None
-    mean = sum(samples) / n
-    if mean <= 0:
-        return None
-    stdev = math.sqrt(sum((x - mean) ** 2 for x in samples) / (n - 1))
-    if stdev / math.sqrt(n) / mean <= s["target_rel_sem"]:
-        return "precise_sem"
-    if stdev / mean <= s["target_rel_stdev"]:
-        return "precise_stdev"
     return None
 
 
 class SmClock:
-    """SM clock (MHz) through NVML, read after each sample; None when NVML is unavailable."""
+    """SM clock (MHz) through NVML; None when NVML is unavailable."""
 
     def __init__(self, device_index: int):
         self.handle = None
@@ -117,11 +124,18 @@ def _pci_bus_id(device_index: int) -> str | None:
         return None
 
 
-def _reset_persisting_l2() -> None:
-    try:
-        ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache()
-    except (OSError, AttributeError):
-        pass
+class PersistingL2:
+    """cuCtxResetPersistingL2Cache, so a kernel's access-policy window cannot keep data hot."""
+
+    def __init__(self):
+        try:
+            self.reset = ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache
+        except (OSError, AttributeError):
+            self.reset = None
+
+    def __call__(self) -> None:
+        if self.reset is not None:
+            self.reset()
 
 
 def _copy_into(target, source) -> None:
@@ -150,17 +164,20 @@ def _nbytes(obj) -> int:
     return 0
 
 
-class CaseTimer:
-    """Times `kernel` on one case; `generate(args)` makes inputs. Results are plain data."""
+class CaseSession:
+    """Runner side of timing one case: `prepare` once, then `sample(i)` as the harness asks."""
 
-    def __init__(self, kernel, generate, device: str, settings: dict):
+    def __init__(self, kernel, generate, device: str, settings: dict, args: dict):
         self.kernel = kernel
         self.generate = generate
         self.device = device
         self.s = settings
+        self.args = args
         self.on_gpu = device.startswith("cuda")
         self.kept_outputs: dict[int, object] = {}
         self.kept_bytes = 0
+        self.method = "per_call"
+        self.batch = 1
 
     def keep(self, iteration: int, output) -> None:
         size = _nbytes(output)
@@ -168,133 +185,105 @@ class CaseTimer:
             self.kept_outputs[iteration] = output
             self.kept_bytes += size
 
-    def run(self, args: dict) -> dict:
-        if self.on_gpu:
-            return self._run_gpu(args)
-        return self._run_cpu(args)
-
-    def _run_cpu(self, args: dict) -> dict:
-        pool = [self.generate(iteration_args(args, i)) for i in range(2)]
-        begin = time.perf_counter_ns()
-        while time.perf_counter_ns() - begin < self.s["warmup_seconds"] * 1e9:
-            self.kernel(pool[0])
-        samples: list[float] = []
-        begin = time.perf_counter_ns()
-        reason = None
-        while reason is None:
-            i = len(samples)
-            t0 = time.perf_counter_ns()
-            output = self.kernel(pool[i % 2])
-            samples.append(float(time.perf_counter_ns() - t0))
-            if i < 2:
-                self.keep(i, output)
-            reason = stop_reason(samples, (time.perf_counter_ns() - begin) / 1e9, self.s)
-        return {"samples_ns": samples, "clock": "monotonic", "stop_reason": reason,
-                "kept": sorted(self.kept_outputs), "method": "per_call"}
-
-    def _run_gpu(self, args: dict) -> dict:
+    def prepare(self) -> dict:
+        if not self.on_gpu:
+            self.pool = [self.generate(iteration_args(self.args, i)) for i in range(2)]
+            begin = time.perf_counter_ns()
+            while time.perf_counter_ns() - begin < self.s["warmup_seconds"] * 1e9:
+                self.kernel(self.pool[0])
+            return {"method": self.method, "clock": "monotonic"}
         import torch
 
         device = torch.device(self.device)
         props = torch.cuda.get_device_properties(device)
         l2_bytes = max(int(getattr(props, "L2_cache_size", 0)), 50 << 20)
-        flush = torch.empty(2 * l2_bytes // 4, dtype=torch.int32, device=device)
-        clock = SmClock(device.index or 0)
-        # About 30 µs of queued spin hides the host-side launch of a Python-level kernel call.
-        spin_cycles = int(30e-6 * (clock.read() or 1980.0) * 1e6)
-
-        # Warm-up on a throwaway input (compilation, autotuning, allocator).
-        data = self.generate(iteration_args(args, 10**9))
+        self.flush = torch.empty(2 * l2_bytes // 4, dtype=torch.int32, device=device)
+        self.sm_clock = SmClock(device.index or 0)
+        self.reset_l2 = PersistingL2()
+        self.spin_cycles = int(self.s["spin_us"] * 1e-6 * (self.sm_clock.read() or 1980.0) * 1e6)
+        self.live: list = []
+        # Warm-up on throwaway inputs (compilation, autotuning, allocator), estimating the
+        # per-call time from the fastest calls, which include the least launch overhead.
+        data = self.generate(iteration_args(self.args, -1))
+        estimate: list[float] = []
         begin = time.perf_counter_ns()
-        estimate = []
-        while time.perf_counter_ns() - begin < self.s["warmup_seconds"] * 1e9 or len(estimate) < 3:
+        while (time.perf_counter_ns() - begin < self.s["warmup_seconds"] * 1e9 or len(estimate) < 3) \
+                and len(estimate) < 1000:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            torch.cuda._sleep(self.spin_cycles)
             start.record()
             self.kernel(data)
             end.record()
             torch.cuda.synchronize()
             estimate.append(start.elapsed_time(end) * 1e6)
-            if len(estimate) >= 1000:
-                break
-        per_call = sorted(estimate)[len(estimate) // 2]
-        if per_call < self.s["graph_below_ns"]:
-            result = self._run_graph(args, flush, clock, per_call)
-            if result is not None:
-                return result
+        self.estimate_ns = min(estimate)
+        if self.estimate_ns < self.s["graph_below_ns"] and self._capture_graph():
+            self.method = "graph"
+        return {"method": self.method, "batch": self.batch, "estimate_ns": self.estimate_ns,
+                "clock": "cuda_graph" if self.method == "graph" else "cuda_event"}
 
-        samples: list[float] = []
-        clocks: list[float | None] = []
-        live = []  # the last inputs stay alive so the allocator hands out new addresses
-        begin = time.perf_counter_ns()
-        reason = None
-        while reason is None:
-            i = len(samples)
-            data = self.generate(iteration_args(args, i))
-            live = (live + [data])[-3:]
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
-            torch.cuda._sleep(spin_cycles)
-            _reset_persisting_l2()
-            flush.zero_()
-            start.record()
-            output = self.kernel(data)
-            end.record()
-            torch.cuda.synchronize()
-            samples.append(start.elapsed_time(end) * 1e6)
-            clocks.append(clock.read())
-            self.keep(i, output)
-            reason = stop_reason(samples, (time.perf_counter_ns() - begin) / 1e9, self.s)
-        return {"samples_ns": samples, "sm_clock_mhz": clocks, "clock": "cuda_event",
-                "stop_reason": reason, "kept": sorted(self.kept_outputs), "method": "per_call",
-                "at_launch_floor": sorted(samples)[len(samples) // 2] < self.s["launch_floor_ns"]}
-
-    def _run_graph(self, args: dict, flush, clock: SmClock, per_call_ns: float) -> dict | None:
-        """Short kernels: one sample = one replay of a graph of `batch` calls on rotated inputs
-        whose footprint exceeds the L2, so each call reads memory the previous ones evicted."""
+    def _capture_graph(self) -> bool:
         import torch
 
-        one = self.generate(iteration_args(args, 0))
+        one = self.generate(iteration_args(self.args, 0))
         footprint = max(_nbytes(one), 1)
-        batch = int(min(256, max(16, math.ceil(flush.numel() * 4 / footprint))))
-        inputs = [one] + [self.generate(iteration_args(args, i)) for i in range(1, batch)]
+        batch = int(min(256, max(16, math.ceil(self.flush.numel() * 4 / footprint))))
+        self.inputs = [one] + [self.generate(iteration_args(self.args, i)) for i in range(1, batch)]
         stream = torch.cuda.Stream()
-        graph = torch.cuda.CUDAGraph()
+        self.graph = torch.cuda.CUDAGraph()
         try:
             stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(stream):
-                for data in inputs[:2]:  # warm on the side stream before capture
+                for data in self.inputs[:2]:
                     self.kernel(data)
             torch.cuda.current_stream().wait_stream(stream)
             torch.cuda.synchronize()
-            with torch.cuda.graph(graph, stream=stream):
-                outputs = [self.kernel(data) for data in inputs]
-        except Exception:  # noqa: BLE001 - not capturable (host syncs, allocations): per-call timing
+            with torch.cuda.graph(self.graph, stream=stream):
+                self.graph_outputs = [self.kernel(data) for data in self.inputs]
+        except Exception:  # noqa: BLE001 - not capturable (host syncs, allocations): per call
             torch.cuda.synchronize()
-            return None
-        samples: list[float] = []
-        clocks: list[float | None] = []
-        begin = time.perf_counter_ns()
-        reason = None
-        round_index = 0
-        while reason is None:
-            round_index += 1
-            for j, data in enumerate(inputs):  # fresh contents, same captured buffers
-                _copy_into(data, self.generate(iteration_args(args, round_index * batch + j)))
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
-            _reset_persisting_l2()
-            flush.zero_()
-            start.record()
-            graph.replay()
-            end.record()
-            torch.cuda.synchronize()
-            samples.append(start.elapsed_time(end) * 1e6 / batch)
-            clocks.append(clock.read())
-            reason = stop_reason(samples, (time.perf_counter_ns() - begin) / 1e9, self.s)
-        # The last round's inputs and outputs can be checked: keep them under their iterations.
-        for j, out in enumerate(outputs):
-            self.keep(round_index * batch + j, out)
-        return {"samples_ns": samples, "sm_clock_mhz": clocks, "clock": "cuda_graph",
-                "stop_reason": reason, "kept": sorted(self.kept_outputs), "method": "graph",
-                "batch": batch, "estimate_ns": per_call_ns,
-                "at_launch_floor": sorted(samples)[len(samples) // 2] < self.s["launch_floor_ns"]}
+            self.graph = None
+            return False
+        self.batch = batch
+        return True
+
+    def sample(self, iteration: int) -> dict:
+        if not self.on_gpu:
+            data = self.pool[iteration % 2]
+            t0 = time.perf_counter_ns()
+            output = self.kernel(data)
+            elapsed = float(time.perf_counter_ns() - t0)
+            if iteration < 2:
+                self.keep(iteration, output)
+            return {"ns": elapsed}
+        import torch
+
+        if self.method == "graph":
+            base = iteration * self.batch
+            for j, data in enumerate(self.inputs):  # fresh contents, same captured buffers
+                _copy_into(data, self.generate(iteration_args(self.args, base + j)))
+        else:
+            data = self.generate(iteration_args(self.args, iteration))
+            self.live = (self.live + [data])[-3:]  # older inputs stay alive: new addresses
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        self.reset_l2()
+        torch.cuda._sleep(self.spin_cycles)
+        self.flush.zero_()
+        start.record()
+        if self.method == "graph":
+            self.graph.replay()
+        else:
+            output = self.kernel(data)
+        end.record()
+        torch.cuda.synchronize()
+        elapsed = start.elapsed_time(end) * 1e6 / self.batch
+        if self.method == "graph":
+            self.kept_outputs = {}
+            self.kept_bytes = 0
+            for j, out in enumerate(self.graph_outputs):
+                self.keep(base + j, out)
+        else:
+            self.keep(iteration, output)
+        return {"ns": elapsed, "sm_clock_mhz": self.sm_clock.read()}

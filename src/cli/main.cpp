@@ -26,8 +26,10 @@ struct EnvOptions {
   std::string harness;
   double timeout_s = 0;
   std::uint64_t memory_mib = 8192;
-  int max_repeats = 100;
-  double max_time_s = 10;
+  int max_samples = 1000;
+  double max_time_s = 15;
+  int only_case = -1;
+  bool no_reference = false;
 
   void add_to(CLI::App* app) {
     app->add_option("--device", device, "cpu or cuda:N")->capture_default_str();
@@ -35,12 +37,14 @@ struct EnvOptions {
     app->add_option("--harness", harness, "folder holding kj_harness (default: found beside kj)");
     app->add_option("--timeout", timeout_s, "wall-clock limit in seconds (default: task.yml's)");
     app->add_option("--memory-limit", memory_mib, "host memory cap in MiB")->capture_default_str();
-    app->add_option("--max-repeats", max_repeats, "benchmark: most timed calls per case")
+    app->add_option("--max-repeats", max_samples, "timing: most samples per benchmark case")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    app->add_option("--max-time", max_time_s, "benchmark: seconds of timing per case")
+    app->add_option("--max-time", max_time_s, "timing: most seconds of sampling per case")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    app->add_option("--case", only_case, "time only benchmark number N (0-based)");
+    app->add_flag("--no-reference", no_reference, "do not time the reference beside it");
   }
 
   kj::judge::Environment environment() const {
@@ -60,8 +64,20 @@ struct EnvOptions {
       req.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
     }
     req.limits.memory_bytes = memory_mib << 20;
-    req.timing = {{"max_repeats", max_repeats}, {"max_time_s", max_time_s}};
+    req.timing = {{"max_samples", max_samples}, {"max_seconds", max_time_s}};
+    req.time_reference = !no_reference;
     return req;
+  }
+
+  // The problem with only the benchmark `--case` asks for.
+  kj::problem::Problem narrowed(kj::problem::Problem problem) const {
+    if (only_case < 0) return problem;
+    if (static_cast<std::size_t>(only_case) >= problem.benchmarks.size()) {
+      throw std::runtime_error("--case " + std::to_string(only_case) + ": the problem has " +
+                               std::to_string(problem.benchmarks.size()) + " benchmarks");
+    }
+    problem.benchmarks = {problem.benchmarks[static_cast<std::size_t>(only_case)]};
+    return problem;
   }
 };
 
@@ -79,13 +95,14 @@ int exit_code_for(Verdict verdict) {
 }
 
 int run_eval(const std::string& problem_dir, const std::string& submission_path,
-             const std::string& mode_name, bool json, bool verbose, const EnvOptions& options) {
+             const std::string& mode_name, std::optional<std::int64_t> secret, bool json,
+             bool verbose, const EnvOptions& options) {
   const auto mode = kj::judge::mode_from_string(mode_name);
-  if (!mode) {
-    std::cerr << "kj eval: --mode must be test or benchmark\n";
+  if (!mode || *mode == kj::judge::Mode::compare) {
+    std::cerr << "kj eval: --mode must be test, benchmark or leaderboard\n";
     return kExitBadInput;
   }
-  const kj::problem::Problem problem = kj::problem::load(problem_dir);
+  const kj::problem::Problem problem = options.narrowed(kj::problem::load(problem_dir));
   for (const auto& w : problem.warnings) std::cerr << "warning: " << w << "\n";
   const std::string source = read_text(submission_path);
   const auto directives = kj::problem::parse_directives(source);
@@ -94,9 +111,9 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
               << "', evaluating against '" << problem.name << "'\n";
   }
   const auto environment = options.environment();
-  const auto result = kj::judge::evaluate(
-      options.request(problem, source, fs::path(submission_path).filename().string(), *mode),
-      environment);
+  auto request = options.request(problem, source, fs::path(submission_path).filename().string(), *mode);
+  request.secret_seed = secret;
+  const auto result = kj::judge::evaluate(request, environment);
   if (json) {
     std::cout << kj::judge::to_json(result).dump(2) << "\n";
   } else {
@@ -167,6 +184,32 @@ int run_problem_check(const std::string& problem_dir, bool json, const EnvOption
   return mismatches == 0 ? 0 : kExitRejected;
 }
 
+int run_compare(const std::string& problem_dir, const std::string& a_path, const std::string& b_path,
+                int trials, bool json, const EnvOptions& options) {
+  const kj::problem::Problem problem = options.narrowed(kj::problem::load(problem_dir));
+  if (problem.benchmarks.empty()) throw std::runtime_error("the problem has no benchmarks to compare");
+  auto request = options.request(problem, read_text(a_path), fs::path(a_path).filename().string(),
+                                 kj::judge::Mode::compare);
+  request.second_source = read_text(b_path);
+  request.second_name = fs::path(b_path).filename().string();
+  request.trials = trials;
+  const auto result = kj::judge::evaluate(request, options.environment());
+  if (json) {
+    std::cout << kj::judge::to_json(result).dump(2) << "\n";
+    return exit_code_for(result.verdict);
+  }
+  std::cout << kj::judge::render_text(result, false);
+  if (trials > 1 && result.verdict == Verdict::accepted) {
+    int a = 0, b = 0, tie = 0;
+    for (const auto& c : result.comparisons) {
+      using Outcome = kj::bench::PairedComparison::Outcome;
+      (c.result.outcome == Outcome::a_faster ? a : c.result.outcome == Outcome::b_faster ? b : tie)++;
+    }
+    std::cout << "trials: A faster " << a << ", B faster " << b << ", tie " << tie << "\n";
+  }
+  return exit_code_for(result.verdict);
+}
+
 int run_problem_show(const std::string& problem_dir) {
   const kj::problem::Problem p = kj::problem::load(problem_dir);
   nlohmann::json files = nlohmann::json::array();
@@ -199,10 +242,28 @@ int main(int argc, char** argv) {
   EnvOptions options;
   eval->add_option("PROBLEM_DIR", problem_dir, "problem directory (task.yml)")->required();
   eval->add_option("SUBMISSION", submission, "submission file")->required()->check(CLI::ExistingFile);
-  eval->add_option("--mode", mode, "test or benchmark")->capture_default_str();
+  eval->add_option("--mode", mode, "test, benchmark or leaderboard")->capture_default_str();
+  std::int64_t secret_seed = -1;
+  eval->add_option("--secret-seed", secret_seed,
+                   "leaderboard: the secret mixed into every case (default: random)");
   eval->add_flag("--json", json, "print the full result as JSON");
   eval->add_flag("-v,--verbose", verbose, "show stdout, stderr and full tracebacks");
   options.add_to(eval);
+
+  auto* compare = app.add_subcommand(
+      "compare", "A/B: interleaved rounds of two submissions in one sitting, paired ratios");
+  std::string compare_dir, compare_a, compare_b;
+  int trials = 1;
+  bool compare_json = false;
+  EnvOptions compare_options;
+  compare->add_option("PROBLEM_DIR", compare_dir)->required();
+  compare->add_option("A", compare_a)->required()->check(CLI::ExistingFile);
+  compare->add_option("B", compare_b)->required()->check(CLI::ExistingFile);
+  compare->add_option("--trials", trials, "independent comparisons per benchmark")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  compare->add_flag("--json", compare_json);
+  compare_options.add_to(compare);
 
   auto* problem = app.add_subcommand("problem", "problem tools");
   problem->require_subcommand(1);
@@ -219,7 +280,12 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*eval) return run_eval(problem_dir, submission, mode, json, verbose, options);
+    if (*eval) {
+      return run_eval(problem_dir, submission, mode,
+                      secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
+                      options);
+    }
+    if (*compare) return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
     if (*check) return run_problem_check(check_dir, check_json, check_options);
     if (*show) return run_problem_show(show_dir);
   } catch (const kj::problem::ProblemError& e) {

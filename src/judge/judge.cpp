@@ -19,6 +19,7 @@ namespace {
 // Paths inside the sandbox.
 constexpr const char* kHarnessMount = "/kj/harness";
 constexpr const char* kTaskMount = "/kj/task";
+constexpr const char* kTaskBMount = "/kj/task_b";
 
 // A host directory removed with everything in it when the owner goes away.
 class TempDir {
@@ -220,10 +221,12 @@ Environment discover_environment(const std::optional<std::string>& python,
 
 EvalResult evaluate(const EvalRequest& request, const Environment& environment) {
   const problem::Problem& problem = *request.problem;
+  const bool compare = request.mode == Mode::compare;
   sandbox::Spec spec;
   TempDir task;
   try {
     problem::materialize(problem, request.submission_source, task.path() / "task");
+    if (compare) problem::materialize(problem, request.second_source, task.path() / "task_b");
   } catch (const std::exception& e) {
     sandbox::Outcome failed;
     failed.setup_error = std::string("cannot prepare the task files: ") + e.what();
@@ -234,34 +237,57 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
   }
 
   const bool gpu = environment.device != "cpu";
-  const std::string inner_device = gpu ? "cuda:0" : "cpu";
   nlohmann::json job = {
       {"protocol", 1},
       {"mode", to_string(request.mode)},
-      {"device", inner_device},
+      {"device", gpu ? "cuda:0" : "cpu"},  // the assigned GPU is the only one inside
       {"task_dir", kTaskMount},
       {"workdir", "/tmp/work"},
       {"result_fd", 3},
       {"tests", problem.tests},
       {"benchmarks", problem.benchmarks},
       {"timing", request.timing},
+      {"time_reference", request.time_reference && (request.mode == Mode::benchmark ||
+                                                    request.mode == Mode::leaderboard)},
   };
   if (problem.seed) job["seed"] = *problem.seed;
+  if (compare) {
+    job["submission_dirs"] = {kTaskMount, kTaskBMount};
+    job["trials"] = std::max(1, request.trials);
+  }
+  // The secret travels on stdin's second line, which the harness reads only after the
+  // submission's process exists without access to it.
+  std::string secret_line;
+  if (request.mode == Mode::leaderboard) {
+    std::int64_t secret = 0;
+    if (request.secret_seed) {
+      secret = *request.secret_seed;
+    } else {
+      std::random_device random;
+      secret = static_cast<std::int64_t>((static_cast<std::uint64_t>(random()) << 31) ^ random()) &
+               0x7fffffffffffLL;
+    }
+    secret_line = std::to_string(secret) + "\n";
+  }
 
   spec.argv = {environment.python.string(), "-m", "kj_harness"};
   spec.env = environment.env;
   spec.binds = environment.binds;
   spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
   spec.binds.push_back({(task.path() / "task").string(), kTaskMount, false, false});
+  if (compare) spec.binds.push_back({(task.path() / "task_b").string(), kTaskBMount, false, false});
   if (gpu) {
     const std::string index = environment.device.substr(5);
     spec.devices = {"/dev/nvidia" + index, "/dev/nvidiactl", "/dev/nvidia-uvm",
                     "/dev/nvidia-uvm-tools"};
   }
-  spec.stdin_data = job.dump();
+  spec.stdin_data = job.dump() + "\n" + secret_line;
   spec.limits = request.limits;
-  spec.limits.wall = request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(
-      request.mode == Mode::test ? problem.test_timeout : problem.benchmark_timeout));
+  std::chrono::seconds timeout = problem.test_timeout;
+  if (request.mode == Mode::benchmark) timeout = problem.benchmark_timeout;
+  if (request.mode == Mode::leaderboard) timeout = problem.ranked_timeout;
+  if (compare) timeout = problem.ranked_timeout * std::max(1, request.trials);
+  spec.limits.wall = request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   spec.result_fd = 3;
 
   const sandbox::Outcome outcome = sandbox::run(spec);
@@ -273,6 +299,7 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
     result.reason = parse_error;
   }
   result.submission = request.submission_name;
+  if (compare) result.submission += " vs " + request.second_name;
   result.device = environment.device;
   return result;
 }

@@ -30,7 +30,7 @@ enum class Verdict {
 std::string to_string(Verdict verdict);
 std::optional<Verdict> verdict_from_string(std::string_view name);
 
-enum class Mode { test, benchmark };
+enum class Mode { test, benchmark, leaderboard, compare };
 std::string to_string(Mode mode);
 std::optional<Mode> mode_from_string(std::string_view name);
 
@@ -61,6 +61,7 @@ struct ErrorInfo {
 
 struct CaseResult {
   int index = 0;
+  std::string phase;  // public, or ranked (leaderboard mode: seeds mixed with the secret)
   nlohmann::ordered_json spec;
   std::string status;  // pass, fail, error
   std::string message;
@@ -76,6 +77,23 @@ struct CaseResult {
   std::vector<double> sm_clock_mhz;  // per sample; empty when NVML was unavailable
   double median_clock_mhz = 0;
   bench::Summary summary;
+  std::vector<double> reference_samples;  // the reference timed in the same rounds
+  bench::Summary reference_summary;
+  double speedup() const {
+    return summary.median > 0 && reference_summary.n > 0 ? reference_summary.median / summary.median
+                                                           : 0;
+  }
+};
+
+// One A/B comparison of a benchmark case (kj compare), from interleaved rounds.
+struct Comparison {
+  int index = 0;
+  int trial = 0;
+  nlohmann::ordered_json spec;
+  std::vector<double> samples_a;
+  std::vector<double> samples_b;
+  std::string stop_reason;
+  bench::PairedComparison result;
 };
 
 struct EvalResult {
@@ -85,9 +103,13 @@ struct EvalResult {
   std::string problem;
   std::string submission;
   std::string device;
-  std::vector<CaseResult> tests;
-  std::vector<CaseResult> benchmarks;
-  std::optional<double> score_ns;  // benchmark mode, all passed: ranking_by over medians
+  std::vector<CaseResult> tests;       // public tests
+  std::vector<CaseResult> benchmarks;  // timed benchmarks (benchmark mode: public; leaderboard: ranked)
+  std::vector<CaseResult> ranked_tests;      // leaderboard: tests on secret-mixed seeds
+  std::vector<CaseResult> public_benchmarks;  // leaderboard: benchmark shapes checked, untimed
+  std::vector<Comparison> comparisons;        // compare mode
+  std::optional<double> score_ns;  // all timed benchmarks passed: ranking_by over medians
+  std::optional<double> speedup;   // the reference's score over the submission's
   std::string ranking_by;
   std::optional<ErrorInfo> error;
   nlohmann::json system = nlohmann::json::object();  // interpreter, torch, triton, GPU name
@@ -98,6 +120,11 @@ struct EvalRequest {
   const problem::Problem* problem = nullptr;
   std::string submission_source;
   std::string submission_name;
+  std::string second_source;  // compare mode: submission B
+  std::string second_name;
+  int trials = 1;             // compare mode: independent comparisons per benchmark
+  std::optional<std::int64_t> secret_seed;  // leaderboard mode; random when unset
+  bool time_reference = true;  // time the reference beside the submission (speedup)
   Mode mode = Mode::test;
   std::optional<std::chrono::milliseconds> timeout;  // default: the problem's timeout for mode
   sandbox::Limits limits;                            // wall is overridden by the timeout

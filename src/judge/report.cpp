@@ -19,8 +19,8 @@ nlohmann::json summary_json(const bench::Summary& s) {
 }
 
 nlohmann::json case_json(const CaseResult& c, bool benchmark) {
-  nlohmann::json out = {{"index", c.index}, {"spec", c.spec}, {"status", c.status},
-                        {"message", c.message}};
+  nlohmann::json out = {{"index", c.index}, {"phase", c.phase}, {"spec", c.spec},
+                        {"status", c.status}, {"message", c.message}};
   if (c.error) out["error"] = error_json(*c.error);
   if (benchmark) {
     out["samples_ns"] = c.samples;
@@ -35,6 +35,11 @@ nlohmann::json case_json(const CaseResult& c, bool benchmark) {
     if (c.median_clock_mhz > 0) {
       out["summary"]["median_sm_clock_mhz"] = c.median_clock_mhz;
       out["summary"]["median_cycles"] = c.summary.median * c.median_clock_mhz / 1e3;
+    }
+    if (c.reference_summary.n > 0) {
+      out["reference_samples_ns"] = c.reference_samples;
+      out["reference_summary"] = summary_json(c.reference_summary);
+      out["speedup"] = c.speedup();
     }
   } else {
     out["elapsed_ns"] = c.elapsed_ns;
@@ -101,6 +106,34 @@ nlohmann::json to_json(const EvalResult& r) {
   };
   for (const auto& c : r.tests) out["tests"].push_back(case_json(c, false));
   for (const auto& c : r.benchmarks) out["benchmarks"].push_back(case_json(c, true));
+  if (r.mode == Mode::leaderboard) {
+    out["ranked_tests"] = nlohmann::json::array();
+    out["public_benchmarks"] = nlohmann::json::array();
+    for (const auto& c : r.ranked_tests) out["ranked_tests"].push_back(case_json(c, false));
+    for (const auto& c : r.public_benchmarks) out["public_benchmarks"].push_back(case_json(c, false));
+  }
+  out["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
+  if (r.mode == Mode::compare) {
+    out["comparisons"] = nlohmann::json::array();
+    for (const auto& c : r.comparisons) {
+      const char* outcome = c.result.outcome == bench::PairedComparison::Outcome::a_faster   ? "a_faster"
+                            : c.result.outcome == bench::PairedComparison::Outcome::b_faster ? "b_faster"
+                                                                                               : "tie";
+      out["comparisons"].push_back({{"index", c.index},
+                                    {"trial", c.trial},
+                                    {"spec", c.spec},
+                                    {"pairs", c.result.n},
+                                    {"ratio", c.result.ratio},
+                                    {"lo", c.result.lo},
+                                    {"hi", c.result.hi},
+                                    {"confidence", c.result.confidence},
+                                    {"outcome", outcome},
+                                    {"text", c.result.text},
+                                    {"stop_reason", c.stop_reason},
+                                    {"samples_a_ns", c.samples_a},
+                                    {"samples_b_ns", c.samples_b}});
+    }
+  }
   if (r.error) out["error"] = error_json(*r.error);
   return out;
 }
@@ -113,9 +146,17 @@ std::string render_text(const EvalResult& r, bool verbose) {
   if (r.system.contains("device_name")) out << ", " << r.system["device_name"].get<std::string>();
   out << ")\n";
   out << "verdict: " << to_string(r.verdict) << " — " << r.reason << "\n";
-  for (const auto& c : r.tests) {
+  std::vector<const CaseResult*> tests;
+  for (const auto& c : r.tests) tests.push_back(&c);
+  for (const auto& c : r.public_benchmarks) {
+    if (c.status != "pass") tests.push_back(&c);  // only failures of the untimed checks
+  }
+  for (const auto& c : r.ranked_tests) tests.push_back(&c);
+  for (const CaseResult* t : tests) {
+    const CaseResult& c = *t;
     char line[64];
-    std::snprintf(line, sizeof line, "  test %-3d %-5s ", c.index, c.status.c_str());
+    std::snprintf(line, sizeof line, "  %s %-3d %-5s ", c.phase == "ranked" ? "ranked" : "test  ",
+                  c.index, c.status.c_str());
     out << line << spec_text(c.spec);
     if (c.status == "pass") out << "  (" << bench::format_ns(c.elapsed_ns) << ")";
     out << "\n";
@@ -139,6 +180,12 @@ std::string render_text(const EvalResult& r, bool verbose) {
         out << cycles;
       }
       out << ", stop: " << c.stop_reason << ")\n";
+      if (c.reference_summary.n > 0) {
+        char speed[96];
+        std::snprintf(speed, sizeof speed, "           reference median %s, speedup %.3fx\n",
+                      bench::format_ns(c.reference_summary.median).c_str(), c.speedup());
+        out << speed;
+      }
       if (c.at_launch_floor) out << "           at launch floor: too short to rank apart reliably\n";
     } else if (!c.message.empty()) {
       out << indent(c.message, "           ");
@@ -146,7 +193,18 @@ std::string render_text(const EvalResult& r, bool verbose) {
     if (c.error) out << indent(c.error->type + ": " + c.error->message, "           ");
   }
   if (r.score_ns) {
-    out << "score (" << r.ranking_by << " of medians): " << bench::format_ns(*r.score_ns) << "\n";
+    out << "score (" << r.ranking_by << " of medians): " << bench::format_ns(*r.score_ns);
+    if (r.speedup) {
+      char speed[64];
+      std::snprintf(speed, sizeof speed, ", %.3fx the reference's speed", *r.speedup);
+      out << speed;
+    }
+    out << "\n";
+  }
+  for (const auto& c : r.comparisons) {
+    out << "  compare " << c.index << " (" << spec_text(c.spec) << ")";
+    if (c.trial > 0) out << " trial " << c.trial;
+    out << ": " << c.result.text << "\n";
   }
   if (r.error && (verbose || !r.error->traceback.empty())) {
     out << "error in " << r.error->stage << ": " << r.error->type << ": " << r.error->message << "\n";

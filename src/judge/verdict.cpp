@@ -59,6 +59,13 @@ CaseResult case_from(const nlohmann::json& event) {
     }
     result.summary = bench::summarize(result.samples);
   }
+  result.phase = event.contains("phase") ? str(event, "phase") : "public";
+  if (event.contains("reference_samples_ns") && event["reference_samples_ns"].is_array()) {
+    for (const auto& sample : event["reference_samples_ns"]) {
+      if (sample.is_number()) result.reference_samples.push_back(sample.get<double>());
+    }
+    result.reference_summary = bench::summarize(result.reference_samples);
+  }
   result.clock = str(event, "clock");
   result.method = str(event, "method");
   result.stop_reason = str(event, "stop_reason");
@@ -105,11 +112,24 @@ std::optional<Verdict> verdict_from_string(std::string_view name) {
   return std::nullopt;
 }
 
-std::string to_string(Mode mode) { return mode == Mode::test ? "test" : "benchmark"; }
+std::string to_string(Mode mode) {
+  switch (mode) {
+    case Mode::test:
+      return "test";
+    case Mode::benchmark:
+      return "benchmark";
+    case Mode::leaderboard:
+      return "leaderboard";
+    case Mode::compare:
+      return "compare";
+  }
+  return "test";
+}
 
 std::optional<Mode> mode_from_string(std::string_view name) {
-  if (name == "test") return Mode::test;
-  if (name == "benchmark") return Mode::benchmark;
+  for (Mode mode : {Mode::test, Mode::benchmark, Mode::leaderboard, Mode::compare}) {
+    if (to_string(mode) == name) return mode;
+  }
   return std::nullopt;
 }
 
@@ -147,6 +167,7 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
 
   std::optional<ErrorInfo> error;
   std::string error_kind;
+  std::string error_owner;  // compare mode: "a" or "b"
   std::string last_stage;
   bool done = false;
   for (const auto& event : events) {
@@ -163,11 +184,38 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       CaseResult c = case_from(event);
       // Show the arguments in task.yml's order, as the problem states them.
       const auto& specs = name == "test" ? problem.tests : problem.benchmarks;
-      if (c.index >= 0 && static_cast<std::size_t>(c.index) < specs.size()) c.spec = specs[static_cast<std::size_t>(c.index)];
-      (name == "test" ? result.tests : result.benchmarks).push_back(std::move(c));
+      if (c.index >= 0 && static_cast<std::size_t>(c.index) < specs.size()) {
+        c.spec = specs[static_cast<std::size_t>(c.index)];
+      }
+      const bool ranked = c.phase == "ranked";
+      if (name == "test") {
+        (ranked ? result.ranked_tests : result.tests).push_back(std::move(c));
+      } else if (mode == Mode::leaderboard && !ranked) {
+        result.public_benchmarks.push_back(std::move(c));
+      } else {
+        result.benchmarks.push_back(std::move(c));
+      }
+    } else if (name == "compare") {
+      Comparison cmp;
+      cmp.index = event.value("index", 0);
+      cmp.trial = event.value("trial", 0);
+      if (cmp.index >= 0 && static_cast<std::size_t>(cmp.index) < problem.benchmarks.size()) {
+        cmp.spec = problem.benchmarks[static_cast<std::size_t>(cmp.index)];
+      }
+      for (const char* key : {"samples_a_ns", "samples_b_ns"}) {
+        auto& out = key[8] == 'a' ? cmp.samples_a : cmp.samples_b;
+        if (event.contains(key) && event[key].is_array()) {
+          for (const auto& v : event[key]) {
+            if (v.is_number()) out.push_back(v.get<double>());
+          }
+        }
+      }
+      cmp.stop_reason = str(event, "stop_reason");
+      result.comparisons.push_back(std::move(cmp));
     } else if (name == "error" && !error) {
       error = error_from(event);
       error_kind = str(event, "kind");
+      error_owner = str(event, "submission");
     } else if (name == "done") {
       done = true;
     }
@@ -219,22 +267,47 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       return set(Verdict::internal_error, "harness failure: " + detail);
     }
     if (error->stage == "load_submission") {
+      const std::string who = error_owner == "b"   ? "submission B"
+                              : error_owner == "a" && mode == Mode::compare ? "submission A"
+                              : error_owner == "reference" ? "the reference runner"
+                                                           : "the submission";
       return set(error_kind == "compile" ? Verdict::compile_error : Verdict::runtime_error,
-                 "the submission failed to load: " + detail);
+                 who + " failed to load: " + detail);
     }
     return set(Verdict::runtime_error, detail);
   }
 
-  const auto& cases = mode == Mode::test ? result.tests : result.benchmarks;
-  for (const auto& c : cases) {
-    const std::string label = (mode == Mode::test ? "test " : "benchmark ") +
-                              std::to_string(c.index) + " (" + describe_spec(c.spec) + ")";
-    if (c.status == "error") {
-      const std::string detail =
-          c.error ? c.error->type + ": " + first_line(c.error->message) : first_line(c.message);
-      return set(Verdict::runtime_error, label + " raised " + detail);
+  // Cases in the order they ran; the first that did not pass decides.
+  struct Stage {
+    const std::vector<CaseResult>* cases;
+    const char* label;
+    bool ranked;
+  };
+  std::vector<Stage> stages = {{&result.tests, "test", false}};
+  if (mode == Mode::benchmark) stages = {{&result.benchmarks, "benchmark", false}};
+  if (mode == Mode::leaderboard) {
+    stages = {{&result.tests, "test", false},
+              {&result.public_benchmarks, "benchmark", false},
+              {&result.ranked_tests, "ranked test", true},
+              {&result.benchmarks, "ranked benchmark", true}};
+  }
+  if (mode == Mode::compare) stages = {{&result.tests, "test", false}, {&result.benchmarks, "benchmark", false}};
+  for (const auto& stage : stages) {
+    for (const auto& c : *stage.cases) {
+      if (c.status == "pass") continue;
+      const std::string label =
+          std::string(stage.label) + " " + std::to_string(c.index) + " (" + describe_spec(c.spec) + ")";
+      const std::string prefix = stage.ranked
+                                     ? "passed the public cases but failed the secret run, so it is "
+                                       "not ranked: "
+                                     : "";
+      if (c.status == "error") {
+        const std::string detail =
+            c.error ? c.error->type + ": " + first_line(c.error->message) : first_line(c.message);
+        return set(Verdict::runtime_error, prefix + label + " raised " + detail);
+      }
+      return set(Verdict::wrong_answer, prefix + label + ": " + first_line(c.message));
     }
-    if (c.status != "pass") return set(Verdict::wrong_answer, label + ": " + first_line(c.message));
   }
 
   if (!done) {
@@ -249,28 +322,64 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       how << "ended";
     }
     const bool user_phase = last_stage == "load_submission" || last_stage == "tests" ||
-                            last_stage == "benchmarks";
+                            last_stage == "benchmarks" || last_stage == "compare";
     return set(user_phase ? Verdict::runtime_error : Verdict::internal_error,
                "the evaluation " + how.str() + " before reporting its result" +
                    (user_phase ? " (during " + last_stage + ")" : ""));
   }
-  const std::size_t expected = mode == Mode::test ? problem.tests.size() : problem.benchmarks.size();
-  if (cases.size() != expected) {
-    return set(Verdict::internal_error, "the harness reported " + std::to_string(cases.size()) +
-                                            " of " + std::to_string(expected) + " cases");
+
+  auto count_check = [&](std::size_t got, std::size_t expected, const char* what) {
+    if (got == expected) return true;
+    set(Verdict::internal_error, "the harness reported " + std::to_string(got) + " of " +
+                                     std::to_string(expected) + " " + what);
+    return false;
+  };
+  switch (mode) {
+    case Mode::test:
+      if (!count_check(result.tests.size(), problem.tests.size(), "tests")) return result;
+      return set(Verdict::accepted, "all " + std::to_string(result.tests.size()) + " tests passed");
+    case Mode::compare: {
+      for (auto& cmp : result.comparisons) {
+        try {
+          cmp.result = bench::compare_paired(cmp.samples_a, cmp.samples_b);
+        } catch (const std::invalid_argument& e) {
+          return set(Verdict::internal_error, std::string("cannot compare: ") + e.what());
+        }
+      }
+      if (result.comparisons.empty()) return set(Verdict::internal_error, "no comparison was made");
+      return set(Verdict::accepted, "both submissions passed; " +
+                                        std::to_string(result.comparisons.size()) + " comparisons");
+    }
+    case Mode::benchmark:
+    case Mode::leaderboard:
+      break;
   }
-  if (mode == Mode::benchmark && !cases.empty()) {
+  if (!count_check(result.benchmarks.size(), problem.benchmarks.size(), "benchmarks")) return result;
+  if (mode == Mode::leaderboard &&
+      !count_check(result.ranked_tests.size(), problem.tests.size(), "ranked tests")) {
+    return result;
+  }
+  if (!result.benchmarks.empty()) {
     std::vector<double> medians;
-    for (const auto& c : cases) medians.push_back(c.summary.median);
+    std::vector<double> reference_medians;
+    for (const auto& c : result.benchmarks) {
+      medians.push_back(c.summary.median);
+      if (c.reference_summary.n > 0) reference_medians.push_back(c.reference_summary.median);
+    }
     try {
       result.score_ns = bench::aggregate(medians, result.ranking_by);
+      if (reference_medians.size() == medians.size()) {
+        result.speedup = bench::aggregate(reference_medians, result.ranking_by) / *result.score_ns;
+      }
     } catch (const std::invalid_argument& e) {
       return set(Verdict::internal_error, std::string("cannot score: ") + e.what());
     }
   }
-  return set(Verdict::accepted, mode == Mode::test
-                                    ? "all " + std::to_string(cases.size()) + " tests passed"
-                                    : "all " + std::to_string(cases.size()) + " benchmarks passed");
+  const std::string n = std::to_string(result.benchmarks.size());
+  return set(Verdict::accepted, mode == Mode::leaderboard
+                                    ? "ranked: passed all public and secret cases, " + n +
+                                          " benchmarks timed on secret inputs"
+                                    : "all " + n + " benchmarks passed");
 }
 
 }  // namespace kj::judge

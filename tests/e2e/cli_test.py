@@ -110,6 +110,86 @@ def _():
         assert proc.returncode == 3
 
 
+@case("leaderboard mode: public tests, then a ranked run on secret seeds, with the reference's speedup")
+def _():
+    proc, result = kj("eval", problem("vectoradd"), os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py"),
+                      "--mode", "leaderboard", "--case", "0", "--max-repeats", "12", "--max-time", "1",
+                      "--secret-seed", "12345", "--json", check_json=True)
+    assert result["verdict"] == "accepted", result["reason"]
+    assert len(result["ranked_tests"]) == 5 and all(t["phase"] == "ranked" for t in result["ranked_tests"])
+    bench = result["benchmarks"][0]
+    assert bench["phase"] == "ranked" and bench["summary"]["n"] >= 10, bench["summary"]
+    assert bench["rechecked"] >= 1 and bench["speedup"] > 0 and result["speedup"] > 0
+    assert result["score_ns"] > 0
+
+
+@case("a submission right on public seeds and wrong on the secret run is not ranked")
+def _():
+    proc, result = kj("eval", problem("vectoradd"), os.path.join(ROOT, "tests/leaderboard/public_only.py"),
+                      "--mode", "leaderboard", "--case", "0", "--max-repeats", "12", "--max-time", "1",
+                      "--json", check_json=True)
+    assert result["verdict"] == "wrong_answer", result["reason"]
+    assert "not ranked" in result["reason"] and "secret" in result["reason"], result["reason"]
+    assert result["score_ns"] is None
+    assert all(t["status"] == "pass" for t in result["tests"])
+
+
+@case("the secret seed never reaches the submission's process")
+def _():
+    secret = "987654321987"
+    with tempfile.TemporaryDirectory() as tmp:
+        spy = os.path.join(tmp, "spy.py")
+        with open(spy, "w") as f:
+            f.write(SPY)
+        proc, result = kj("eval", problem("vectoradd"), spy, "--mode", "leaderboard", "--case", "0",
+                          "--max-repeats", "10", "--max-time", "1", "--secret-seed", secret, "-v", "--json",
+                          check_json=True)
+        assert result["verdict"] == "accepted", result["reason"]
+        assert "SPY-DONE" in result["stdout"], result["stdout"][-500:]
+        assert secret not in result["stdout"], "the submission found the secret"
+
+
+SPY = """
+import gc, os, sys
+seen = []
+
+def custom_kernel(data):
+    if not seen:
+        seen.append(1)
+        found = []
+        for obj in gc.get_objects():
+            try:
+                found.append(repr(obj)[:2000])
+            except Exception:
+                pass
+        try:
+            found.append(os.read(0, 4096).decode(errors="replace"))
+        except OSError:
+            pass
+        print("\\n".join(found)[-200000:])
+        print("SPY-DONE")
+    a, b = data
+    return a + b
+"""
+
+
+@case("kj compare ranks a slower copy below the original, and pairs a kernel with itself")
+def _():
+    fast = os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        slow = os.path.join(tmp, "slow.py")
+        with open(slow, "w") as f:
+            f.write("import time\nimport torch\n\ndef custom_kernel(data):\n    a, b = data\n"
+                    "    out = a + b\n    time.sleep(0.002)\n    return out\n")
+        proc, result = kj("compare", problem("vectoradd"), fast, slow, "--case", "0", "--max-time", "1",
+                          "--json", check_json=True)
+        assert result["verdict"] == "accepted", result["reason"]
+        assert result["comparisons"][0]["outcome"] == "a_faster", result["comparisons"][0]["text"]
+        proc, result = kj("compare", problem("vectoradd"), fast, fast, "--case", "0", "--max-time", "1",
+                          "--json", check_json=True)
+        assert result["comparisons"][0]["pairs"] >= 16
+
+
 @case("problem show prints the parsed task")
 def _():
     proc, shown = kj("problem", "show", problem("vectoradd"), check_json=True)
