@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -91,5 +93,32 @@ std::size_t min_pairs_for_confidence(double confidence);
 
 // "12.3 µs", "1.05 ms", "850 ns": a duration in nanoseconds for people.
 std::string format_ns(double ns);
+
+// Work of one benchmark case, from task.yml's optional per-benchmark `bytes` and `flops`.
+struct Work {
+  double bytes = 0;  // DRAM traffic the operation needs at least (read + written)
+  double flops = 0;  // arithmetic it needs at least
+  bool known() const { return bytes > 0 || flops > 0; }
+};
+
+// What a GPU can do: datasheet peaks bound what is physically possible; measured ceilings are
+// what % of speed-of-light is reported against.
+struct DeviceCeilings {
+  std::string name;
+  double peak_bytes_per_s = 0;      // datasheet memory bandwidth
+  double peak_flops_per_s = 0;      // datasheet peak of the fastest format (dense)
+  double measured_bytes_per_s = 0;  // copy bandwidth measured on such a device
+  double measured_flops_per_s = 0;  // dense 16-bit matrix rate measured on such a device
+};
+
+// Ceilings of a known GPU, matched on its name (e.g. "NVIDIA H200"); none for others.
+std::optional<DeviceCeilings> ceilings_for(std::string_view device_name);
+
+// The shortest time (ns) the work could take at the datasheet peaks: a median below it is
+// impossible (a cached or skipped computation), not fast.
+double physical_floor_ns(const Work& work, const DeviceCeilings& device);
+
+// % of speed-of-light: the time the work needs at the measured ceilings over the time taken.
+double speed_of_light_pct(const Work& work, const DeviceCeilings& device, double median_ns);
 
 }  // namespace kj::bench

@@ -77,6 +77,8 @@ struct CaseResult {
   std::vector<double> sm_clock_mhz;  // per sample; empty when NVML was unavailable
   double median_clock_mhz = 0;
   bench::Summary summary;
+  double floor_ns = 0;  // shortest physically possible time (task.yml bytes/flops), 0: unknown
+  double sol_pct = 0;   // % of speed-of-light against measured ceilings, 0: unknown
   std::vector<double> reference_samples;  // the reference timed in the same rounds
   bench::Summary reference_summary;
   double speedup() const {

@@ -36,6 +36,10 @@ nlohmann::json case_json(const CaseResult& c, bool benchmark) {
       out["summary"]["median_sm_clock_mhz"] = c.median_clock_mhz;
       out["summary"]["median_cycles"] = c.summary.median * c.median_clock_mhz / 1e3;
     }
+    if (c.floor_ns > 0) {
+      out["floor_ns"] = c.floor_ns;
+      out["speed_of_light_pct"] = c.sol_pct;
+    }
     if (c.reference_summary.n > 0) {
       out["reference_samples_ns"] = c.reference_samples;
       out["reference_summary"] = summary_json(c.reference_summary);
@@ -187,6 +191,12 @@ std::string render_text(const EvalResult& r, bool verbose) {
         out << speed;
       }
       if (c.at_launch_floor) out << "           at launch floor: too short to rank apart reliably\n";
+      if (c.floor_ns > 0) {
+        char sol[96];
+        std::snprintf(sol, sizeof sol, "           %.1f %% of speed-of-light (physical floor %s)\n",
+                      c.sol_pct, bench::format_ns(c.floor_ns).c_str());
+        out << sol;
+      }
     } else if (!c.message.empty()) {
       out << indent(c.message, "           ");
     }

@@ -355,6 +355,25 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       break;
   }
   if (!count_check(result.benchmarks.size(), problem.benchmarks.size(), "benchmarks")) return result;
+  // Speed-of-light and the physical floor, where task.yml gives the work and the GPU is known.
+  const std::string device_name = result.system.value("device_name", std::string());
+  if (const auto ceilings = bench::ceilings_for(device_name)) {
+    for (auto& c : result.benchmarks) {
+      if (c.index < 0 || static_cast<std::size_t>(c.index) >= problem.benchmark_work.size()) continue;
+      const bench::Work& work = problem.benchmark_work[static_cast<std::size_t>(c.index)];
+      if (!work.known()) continue;
+      c.floor_ns = bench::physical_floor_ns(work, *ceilings);
+      c.sol_pct = bench::speed_of_light_pct(work, *ceilings, c.summary.median);
+      // 5 % margin for clock and counting slack; below that the work cannot have been done.
+      if (c.summary.median < 0.95 * c.floor_ns) {
+        return set(Verdict::wrong_answer,
+                   "benchmark " + std::to_string(c.index) + " (" + describe_spec(c.spec) +
+                       "): median " + bench::format_ns(c.summary.median) +
+                       " is below the physical floor of " + bench::format_ns(c.floor_ns) + " on an " +
+                       ceilings->name + ": impossible, so not ranked");
+      }
+    }
+  }
   if (mode == Mode::leaderboard &&
       !count_check(result.ranked_tests.size(), problem.tests.size(), "ranked tests")) {
     return result;

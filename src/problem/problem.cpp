@@ -266,6 +266,20 @@ Problem load(const fs::path& dir_in) {
   problem.tests = reader.cases(root["tests"], "tests", problem.multi_gpu);
   if (problem.tests.empty()) reader.fail(root["tests"], "tests", "at least one test is needed");
   problem.benchmarks = reader.cases(root["benchmarks"], "benchmarks", problem.multi_gpu);
+  for (std::size_t i = 0; i < problem.benchmarks.size(); ++i) {
+    auto& args = problem.benchmarks[i];
+    bench::Work work;
+    for (auto [key, target] : {std::pair{"bytes", &work.bytes}, std::pair{"flops", &work.flops}}) {
+      if (!args.contains(key)) continue;
+      if (!args[key].is_number() || args[key].get<double>() <= 0) {
+        reader.fail(root["benchmarks"][i], "benchmarks[" + std::to_string(i) + "]." + key,
+                    "expected a positive number");
+      }
+      *target = args[key].get<double>();
+      args.erase(key);
+    }
+    problem.benchmark_work.push_back(work);
+  }
 
   if (const YAML::Node ranking = root["ranking_by"]; ranking.IsDefined()) {
     const std::string value = reader.scalar(ranking, "ranking_by");

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/stats.h"
+
 namespace kj::problem {
 
 // A malformed problem: names the file, the line (1-based, 0 when unknown) and the field.
@@ -50,6 +52,9 @@ struct Problem {
   std::map<std::string, std::string> templates;  // language -> path relative to dir
   std::vector<nlohmann::ordered_json> tests;       // flat objects of scalar arguments
   std::vector<nlohmann::ordered_json> benchmarks;
+  // Per benchmark: optional `bytes` / `flops` keys of its task.yml entry (taken out of the
+  // arguments generate_input receives), for % of speed-of-light and the physical floor.
+  std::vector<bench::Work> benchmark_work;
   RankingBy ranking_by = RankingBy::last;
   std::chrono::seconds test_timeout{180};
   std::chrono::seconds benchmark_timeout{180};

@@ -290,3 +290,18 @@ TEST(GeometricMean, KnownValuesAndAggregate) {
   const std::vector<double> negative = {-1, 4};
   EXPECT_THROW(kj::bench::geometric_mean(negative), std::invalid_argument);
 }
+
+TEST(Roofline, FloorAndSpeedOfLightOnAnH200) {
+  const auto h200 = kj::bench::ceilings_for("NVIDIA H200");
+  ASSERT_TRUE(h200);
+  EXPECT_FALSE(kj::bench::ceilings_for("cpu"));
+  // fp16 8192x8192 add: 3 x 128 MiB of traffic; 4.8 TB/s gives 83.9 µs at the very least.
+  const kj::bench::Work add{3.0 * 8192 * 8192 * 2, 8192.0 * 8192};
+  EXPECT_NEAR(kj::bench::physical_floor_ns(add, *h200), 83886.08, 0.01);
+  // Against the measured 4.3 TB/s: 93.6 µs of work done in 98.4 µs is 95 % of speed-of-light.
+  EXPECT_NEAR(kj::bench::speed_of_light_pct(add, *h200, 98430), 95.1, 0.1);
+  // Compute-bound work: the FLOP term wins.
+  const kj::bench::Work gemm{3.0 * 4096 * 4096 * 2, 2.0 * 4096 * 4096 * 4096};
+  EXPECT_NEAR(kj::bench::physical_floor_ns(gemm, *h200), 2.0 * 4096 * 4096 * 4096 / 1979e12 * 1e9, 1e-6);
+  EXPECT_EQ(kj::bench::physical_floor_ns(kj::bench::Work{}, *h200), 0);
+}

@@ -150,3 +150,20 @@ TEST(Verdict, RunnerKilledBySeccompIsASecurityViolation) {
                                kDone})),
             Verdict::runtime_error);
 }
+
+TEST(Verdict, FasterThanPhysicallyPossibleIsNotRanked) {
+  auto problem = two_tests();
+  problem.benchmark_work = {kj::bench::Work{6.0e9, 0}, kj::bench::Work{}};  // 6 GB: >= 1.25 ms
+  const auto ev = events({R"({"event":"device","name":"NVIDIA H200"})",
+                          R"({"event":"benchmark","index":0,"status":"pass","samples_ns":[5000,5100,5200]})",
+                          R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8]})", kDone});
+  const auto r = kj::judge::decide(clean_exit(), ev, Mode::benchmark, problem);
+  EXPECT_EQ(r.verdict, Verdict::wrong_answer);
+  EXPECT_NE(r.reason.find("physical floor"), std::string::npos) << r.reason;
+  EXPECT_FALSE(r.score_ns);
+  // The same time without a known device, or with plausible work, is ranked.
+  problem.benchmark_work = {kj::bench::Work{6.0e6, 0}, kj::bench::Work{}};
+  const auto ok = kj::judge::decide(clean_exit(), ev, Mode::benchmark, problem);
+  EXPECT_EQ(ok.verdict, Verdict::accepted) << ok.reason;
+  EXPECT_GT(ok.benchmarks[0].sol_pct, 0);
+}

@@ -216,3 +216,18 @@ TEST(DeclaredVerdict, FirstLineOnly) {
   EXPECT_FALSE(kj::problem::declared_verdict("import torch\n# expect: accepted\n"));
   EXPECT_FALSE(kj::problem::declared_verdict("x = 'expect: accepted'\n"));
 }
+
+TEST_F(ProblemDir, BenchmarkWorkIsTakenOutOfTheArguments) {
+  std::string yml = kValid;
+  yml.replace(yml.find(R"({"size": 1024, "seed": 31232})"), 29,
+              R"({"size": 1024, "seed": 31232, "bytes": 6291456, "flops": 1048576})");
+  write("task.yml", yml);
+  const auto p = kj::problem::load(dir_);
+  ASSERT_EQ(p.benchmark_work.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.benchmark_work[0].bytes, 6291456);
+  EXPECT_DOUBLE_EQ(p.benchmark_work[0].flops, 1048576);
+  EXPECT_FALSE(p.benchmarks[0].contains("bytes"));  // generate_input never sees them
+  write("task.yml", std::string(kValid).replace(std::string(kValid).find(R"("seed": 31232})"), 14,
+                                                R"("seed": 31232, "bytes": -1})"));
+  EXPECT_THROW(kj::problem::load(dir_), ProblemError);
+}
