@@ -24,6 +24,7 @@ from .runner import child_main, describe_exception
 PROTOCOL_VERSION = 1
 MAX_OUTPUT_PAYLOAD = 8 << 30
 MIN_PAIRS = 16
+RECHECK_BATCH = 8
 
 
 class Reporter:
@@ -144,6 +145,7 @@ class Evaluation:
         self.accepts_device = False
         self.runners: dict[str, RunnerProcess] = {}
         self.settings = timing.settings_from(job.get("timing", {}))
+        self.rechecked = 0
 
     # -- the problem --------------------------------------------------------------------------
 
@@ -254,26 +256,30 @@ class Evaluation:
         return True
 
     def recheck(self, runner: str, args: dict, count: int) -> dict | None:
-        """Checks outputs of `count` timed calls picked here at random after timing ended (the
-        runner cannot know which); returns failure fields, or None when all match."""
+        """Checks outputs of timed calls picked here at random after timing ended (the runner
+        cannot know which): `count` of them, or every kept one when count is 0. Returns failure
+        fields, or None when all match."""
         reply, _ = self.runners[runner].ask({"cmd": "kept"})
         kept = [k for k in reply.get("kept", []) if isinstance(k, int)][:1000000]
         if not kept:
             return {"status": "fail", "message": "no output of a timed call was kept to re-check"}
-        picks = sorted(random.SystemRandom().sample(kept, min(max(count, 1), len(kept))))
-        reply, blob = self.runners[runner].ask({"cmd": "outputs", "indices": picks})
-        if not reply.get("ok"):
-            return {"status": "error", "error": sanitize_error(reply.get("error"))}
-        outputs, problem = read_output(reply, blob, self.device)
-        if problem is not None:
-            return {"status": "fail", "message": problem}
-        if not isinstance(outputs, list) or len(outputs) != len(picks):
-            return {"status": "fail", "message": "the runner sent the wrong number of outputs"}
-        for iteration, output in zip(picks, outputs):
-            passed, message = self.check(timing.iteration_args(args, iteration), output)
-            if not passed:
-                return {"status": "fail", "message":
-                        f"timed call {iteration} produced a wrong output: {message}"[:4000]}
+        picks = sorted(random.SystemRandom().sample(kept, count if 0 < count < len(kept) else len(kept)))
+        self.rechecked = len(picks)
+        for start in range(0, len(picks), RECHECK_BATCH):
+            batch = picks[start:start + RECHECK_BATCH]
+            reply, blob = self.runners[runner].ask({"cmd": "outputs", "indices": batch})
+            if not reply.get("ok"):
+                return {"status": "error", "error": sanitize_error(reply.get("error"))}
+            outputs, problem = read_output(reply, blob, self.device)
+            if problem is not None:
+                return {"status": "fail", "message": problem}
+            if not isinstance(outputs, list) or len(outputs) != len(batch):
+                return {"status": "fail", "message": "the runner sent the wrong number of outputs"}
+            for iteration, output in zip(batch, outputs):
+                passed, message = self.check(timing.iteration_args(args, iteration), output)
+                if not passed:
+                    return {"status": "fail", "message":
+                            f"timed call {iteration} produced a wrong output: {message}"[:4000]}
         return None
 
     # -- timing -------------------------------------------------------------------------------
@@ -351,7 +357,7 @@ class Evaluation:
             "clock": str(info.get("clock"))[:32], "method": str(info.get("method"))[:32],
             "batch": int(as_number(info.get("batch", 1))), "stop_reason": result["stop_reason"],
             "at_launch_floor": sorted(samples)[len(samples) // 2] < self.settings["launch_floor_ns"],
-            "rechecked": min(self.settings["recheck"], len(samples)),
+            "rechecked": self.rechecked,
         }
         if "reference" in result["samples"]:
             fields["reference_samples_ns"] = result["samples"]["reference"]

@@ -134,6 +134,15 @@ def _():
     assert all(t["status"] == "pass" for t in result["tests"])
 
 
+@case("outputs of timed calls are re-checked: wrong only while being timed is caught")
+def _():
+    proc, result = kj("eval", problem("vectoradd"), os.path.join(ROOT, "tests/leaderboard/wrong_when_timed.py"),
+                      "--mode", "leaderboard", "--case", "0", "--max-repeats", "12", "--max-time", "1",
+                      "--no-reference", "--json", check_json=True)
+    assert result["verdict"] == "wrong_answer", result["reason"]
+    assert "timed call" in result["reason"] and "not ranked" in result["reason"], result["reason"]
+
+
 @case("the secret seed never reaches the submission's process")
 def _():
     secret = "987654321987"
