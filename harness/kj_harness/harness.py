@@ -245,16 +245,6 @@ class Evaluation:
                 return False
         return True
 
-    def check_benchmarks(self, cases: list[dict], phase: str) -> bool:
-        """Benchmark shapes checked once each, untimed (the leaderboard's public stage)."""
-        self.report.emit("stage", stage="benchmarks", phase=phase)
-        for index, args in enumerate(cases):
-            fields = self.check_case(args)
-            if fields["status"] != "pass":
-                self.report.emit("benchmark", index=index, phase=phase, **fields)
-                return False
-        return True
-
     def recheck(self, runner: str, args: dict, count: int) -> dict | None:
         """Checks outputs of timed calls picked here at random after timing ended (the runner
         cannot know which): `count` of them, or every kept one when count is 0. Returns failure
@@ -364,14 +354,15 @@ class Evaluation:
         self.report.emit("benchmark", index=index, phase=phase, **fields)
         return True
 
-    def run_benchmarks(self, cases: list[dict], phase: str) -> bool:
+    def run_benchmarks(self, cases: list[dict], phase: str, timed: bool = True) -> bool:
+        """Each benchmark shape checked once, then timed (untimed: the leaderboard's public stage)."""
         self.report.emit("stage", stage="benchmarks", phase=phase)
         for index, args in enumerate(cases):
             fields = self.check_case(args)
             if fields["status"] != "pass":
                 self.report.emit("benchmark", index=index, phase=phase, **fields)
                 return False
-            if not self.timed_benchmark(index, args, phase):
+            if timed and not self.timed_benchmark(index, args, phase):
                 return False
         return True
 
@@ -426,7 +417,7 @@ class Evaluation:
         seed mixed with the secret, fresh inputs for every timed call, timed outputs re-checked."""
         if not self.run_tests(self.job["tests"], "public"):
             return False
-        if not self.check_benchmarks(self.job["benchmarks"], "public"):
+        if not self.run_benchmarks(self.job["benchmarks"], "public", timed=False):
             return False
         secret = read_secret()
         ranked_tests = [timing.secret_args(a, secret) for a in self.job["tests"]]

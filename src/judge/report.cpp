@@ -51,15 +51,6 @@ nlohmann::json case_json(const CaseResult& c, bool benchmark) {
   return out;
 }
 
-std::string spec_text(const nlohmann::ordered_json& spec) {
-  std::string out;
-  for (const auto& [key, value] : spec.items()) {
-    if (!out.empty()) out += " ";
-    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return out;
-}
-
 std::string tail(const std::string& text, std::size_t lines) {
   std::size_t pos = text.size();
   for (std::size_t i = 0; i <= lines && pos != std::string::npos && pos > 0; ++i) {
@@ -161,7 +152,7 @@ std::string render_text(const EvalResult& r, bool verbose) {
     char line[64];
     std::snprintf(line, sizeof line, "  %s %-3d %-5s ", c.phase == "ranked" ? "ranked" : "test  ",
                   c.index, c.status.c_str());
-    out << line << spec_text(c.spec);
+    out << line << describe_args(c.spec);
     if (c.status == "pass") out << "  (" << bench::format_ns(c.elapsed_ns) << ")";
     out << "\n";
     if (c.status == "fail" && !c.message.empty()) out << indent(c.message, "           ");
@@ -170,7 +161,7 @@ std::string render_text(const EvalResult& r, bool verbose) {
   for (const auto& c : r.benchmarks) {
     char line[64];
     std::snprintf(line, sizeof line, "  bench %-3d %-5s ", c.index, c.status.c_str());
-    out << line << spec_text(c.spec) << "\n";
+    out << line << describe_args(c.spec) << "\n";
     if (c.status == "pass") {
       const auto& s = c.summary;
       out << "           median " << bench::format_ns(s.median) << "  IQR "
@@ -212,7 +203,7 @@ std::string render_text(const EvalResult& r, bool verbose) {
     out << "\n";
   }
   for (const auto& c : r.comparisons) {
-    out << "  compare " << c.index << " (" << spec_text(c.spec) << ")";
+    out << "  compare " << c.index << " (" << describe_args(c.spec) << ")";
     if (c.trial > 0) out << " trial " << c.trial;
     out << ": " << c.result.text << "\n";
   }

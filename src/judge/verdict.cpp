@@ -87,16 +87,16 @@ std::string first_line(const std::string& text, std::size_t max = 300) {
   return line;
 }
 
-std::string describe_spec(const nlohmann::ordered_json& spec) {
+}  // namespace
+
+std::string describe_args(const nlohmann::ordered_json& args) {
   std::string out;
-  for (const auto& [key, value] : spec.items()) {
+  for (const auto& [key, value] : args.items()) {
     if (!out.empty()) out += ", ";
     out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   }
   return out;
 }
-
-}  // namespace
 
 std::string to_string(Verdict verdict) {
   for (const auto& [v, name] : kVerdictNames) {
@@ -296,7 +296,7 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     for (const auto& c : *stage.cases) {
       if (c.status == "pass") continue;
       const std::string label =
-          std::string(stage.label) + " " + std::to_string(c.index) + " (" + describe_spec(c.spec) + ")";
+          std::string(stage.label) + " " + std::to_string(c.index) + " (" + describe_args(c.spec) + ")";
       const std::string prefix = stage.ranked
                                      ? "passed the public cases but failed the secret run, so it is "
                                        "not ranked: "
@@ -367,7 +367,7 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       // 5 % margin for clock and counting slack; below that the work cannot have been done.
       if (c.summary.median < 0.95 * c.floor_ns) {
         return set(Verdict::wrong_answer,
-                   "benchmark " + std::to_string(c.index) + " (" + describe_spec(c.spec) +
+                   "benchmark " + std::to_string(c.index) + " (" + describe_args(c.spec) +
                        "): median " + bench::format_ns(c.summary.median) +
                        " is below the physical floor of " + bench::format_ns(c.floor_ns) + " on an " +
                        ceilings->name + ": impossible, so not ranked");
