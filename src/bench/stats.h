@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kj::bench {

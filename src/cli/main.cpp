@@ -48,9 +48,9 @@ struct EnvOptions {
   }
 
   kj::judge::Environment environment() const {
-    return kj::judge::discover_environment(
-        python.empty() ? std::nullopt : std::optional(python),
-        harness.empty() ? std::nullopt : std::optional(harness), device);
+    return kj::judge::discover_environment(python.empty() ? std::nullopt : std::optional(python),
+                                           harness.empty() ? std::nullopt : std::optional(harness),
+                                           device);
   }
 
   kj::judge::EvalRequest request(const kj::problem::Problem& problem, std::string source,
@@ -111,7 +111,8 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
               << "', evaluating against '" << problem.name << "'\n";
   }
   const auto environment = options.environment();
-  auto request = options.request(problem, source, fs::path(submission_path).filename().string(), *mode);
+  auto request =
+      options.request(problem, source, fs::path(submission_path).filename().string(), *mode);
   request.secret_seed = secret;
   const auto result = kj::judge::evaluate(request, environment);
   if (json) {
@@ -127,7 +128,8 @@ std::vector<fs::path> declared_solutions(const fs::path& dir) {
   const fs::path root = dir / "solutions";
   if (!fs::is_directory(root)) return files;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    if (entry.is_regular_file() && (entry.path().extension() == ".py" || entry.path().extension() == ".cu")) {
+    if (entry.is_regular_file() &&
+        (entry.path().extension() == ".py" || entry.path().extension() == ".cu")) {
       files.push_back(entry.path());
     }
   }
@@ -154,13 +156,15 @@ int run_problem_check(const std::string& problem_dir, bool json, const EnvOption
     const std::string rel = fs::relative(file, problem.dir).string();
     if (!declared || !kj::judge::verdict_from_string(*declared)) {
       ++mismatches;
-      const std::string why = declared ? "unknown verdict '" + *declared + "'" : "no '# expect:' line";
+      const std::string why =
+          declared ? "unknown verdict '" + *declared + "'" : "no '# expect:' line";
       if (!json) std::cout << "  MISSING  " << rel << ": " << why << "\n";
       report.push_back({{"file", rel}, {"declared", declared.value_or("")}, {"error", why}});
       continue;
     }
     const auto result = kj::judge::evaluate(
-        options.request(problem, source, file.filename().string(), kj::judge::Mode::test), environment);
+        options.request(problem, source, file.filename().string(), kj::judge::Mode::test),
+        environment);
     const std::string actual = kj::judge::to_string(result.verdict);
     const bool ok = actual == *declared;
     if (!ok) ++mismatches;
@@ -169,11 +173,15 @@ int run_problem_check(const std::string& problem_dir, bool json, const EnvOption
                 << ", got " << actual << " — " << result.reason << "\n";
       if (!ok) std::cout << kj::judge::render_text(result, false);
     }
-    report.push_back({{"file", rel}, {"declared", *declared}, {"verdict", actual},
-                      {"reason", result.reason}, {"ok", ok}});
+    report.push_back({{"file", rel},
+                      {"declared", *declared},
+                      {"verdict", actual},
+                      {"reason", result.reason},
+                      {"ok", ok}});
   }
   if (json) {
-    std::cout << nlohmann::json{{"problem", problem.name}, {"solutions", report},
+    std::cout << nlohmann::json{{"problem", problem.name},
+                                {"solutions", report},
                                 {"mismatches", mismatches}}
                      .dump(2)
               << "\n";
@@ -184,10 +192,11 @@ int run_problem_check(const std::string& problem_dir, bool json, const EnvOption
   return mismatches == 0 ? 0 : kExitRejected;
 }
 
-int run_compare(const std::string& problem_dir, const std::string& a_path, const std::string& b_path,
-                int trials, bool json, const EnvOptions& options) {
+int run_compare(const std::string& problem_dir, const std::string& a_path,
+                const std::string& b_path, int trials, bool json, const EnvOptions& options) {
   const kj::problem::Problem problem = options.narrowed(kj::problem::load(problem_dir));
-  if (problem.benchmarks.empty()) throw std::runtime_error("the problem has no benchmarks to compare");
+  if (problem.benchmarks.empty())
+    throw std::runtime_error("the problem has no benchmarks to compare");
   auto request = options.request(problem, read_text(a_path), fs::path(a_path).filename().string(),
                                  kj::judge::Mode::compare);
   request.second_source = read_text(b_path);
@@ -203,7 +212,9 @@ int run_compare(const std::string& problem_dir, const std::string& a_path, const
     int a = 0, b = 0, tie = 0;
     for (const auto& c : result.comparisons) {
       using Outcome = kj::bench::PairedComparison::Outcome;
-      (c.result.outcome == Outcome::a_faster ? a : c.result.outcome == Outcome::b_faster ? b : tie)++;
+      (c.result.outcome == Outcome::a_faster   ? a
+       : c.result.outcome == Outcome::b_faster ? b
+                                               : tie)++;
     }
     std::cout << "trials: A faster " << a << ", B faster " << b << ", tie " << tie << "\n";
   }
@@ -241,7 +252,9 @@ int main(int argc, char** argv) {
   bool json = false, verbose = false;
   EnvOptions options;
   eval->add_option("PROBLEM_DIR", problem_dir, "problem directory (task.yml)")->required();
-  eval->add_option("SUBMISSION", submission, "submission file")->required()->check(CLI::ExistingFile);
+  eval->add_option("SUBMISSION", submission, "submission file")
+      ->required()
+      ->check(CLI::ExistingFile);
   eval->add_option("--mode", mode, "test, benchmark or leaderboard")->capture_default_str();
   std::int64_t secret_seed = -1;
   eval->add_option("--secret-seed", secret_seed,
@@ -267,7 +280,8 @@ int main(int argc, char** argv) {
 
   auto* problem = app.add_subcommand("problem", "problem tools");
   problem->require_subcommand(1);
-  auto* check = problem->add_subcommand("check", "validate a problem and run its declared solutions");
+  auto* check =
+      problem->add_subcommand("check", "validate a problem and run its declared solutions");
   std::string check_dir;
   bool check_json = false;
   EnvOptions check_options;
@@ -285,7 +299,8 @@ int main(int argc, char** argv) {
                       secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
                       options);
     }
-    if (*compare) return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
+    if (*compare)
+      return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
     if (*check) return run_problem_check(check_dir, check_json, check_options);
     if (*show) return run_problem_show(show_dir);
   } catch (const kj::problem::ProblemError& e) {

@@ -26,7 +26,8 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/kj-eval-XXXXXX";
+    std::string pattern =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/kj-eval-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
       throw std::runtime_error("cannot create a temporary directory in " + pattern);
     }
@@ -71,7 +72,8 @@ std::string capture(const std::string& command) {
   std::size_t n = 0;
   while ((n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0) out.append(buffer, n);
   const int status = pclose(pipe.release());
-  if (status != 0) throw std::runtime_error("command failed (" + std::to_string(status) + "): " + command);
+  if (status != 0)
+    throw std::runtime_error("command failed (" + std::to_string(status) + "): " + command);
   return out;
 }
 
@@ -94,7 +96,9 @@ fs::path self_executable() {
 }
 
 fs::path find_harness(const std::optional<std::string>& explicit_dir) {
-  auto valid = [](const fs::path& dir) { return fs::is_regular_file(dir / "kj_harness" / "__init__.py"); };
+  auto valid = [](const fs::path& dir) {
+    return fs::is_regular_file(dir / "kj_harness" / "__init__.py");
+  };
   if (explicit_dir) {
     if (!valid(*explicit_dir)) {
       throw std::runtime_error("no kj_harness package in " + *explicit_dir);
@@ -102,10 +106,13 @@ fs::path find_harness(const std::optional<std::string>& explicit_dir) {
     return fs::absolute(*explicit_dir);
   }
   if (const char* env = std::getenv("KJ_HARNESS_DIR"); env != nullptr && *env != '\0') {
-    if (!valid(env)) throw std::runtime_error(std::string("KJ_HARNESS_DIR=") + env + " holds no kj_harness package");
+    if (!valid(env))
+      throw std::runtime_error(std::string("KJ_HARNESS_DIR=") + env +
+                               " holds no kj_harness package");
     return fs::absolute(env);
   }
-  // Beside or above the executable: build/kj finds ../harness, an install finds ../share/kj/harness.
+  // Beside or above the executable: build/kj finds ../harness, an install finds
+  // ../share/kj/harness.
   for (fs::path dir = self_executable().parent_path(); !dir.empty(); dir = dir.parent_path()) {
     for (const fs::path& candidate : {dir / "harness", dir / "share" / "kj" / "harness"}) {
       if (valid(candidate)) return candidate;
@@ -158,14 +165,18 @@ Environment discover_environment(const std::optional<std::string>& python,
       "sys.base_exec_prefix, [p for p in sys.path if p]]))";
   nlohmann::json prefixes;
   try {
-    prefixes = nlohmann::json::parse(capture(shell_quote(env.python.string()) + " -I -c " + shell_quote(query)));
+    prefixes = nlohmann::json::parse(
+        capture(shell_quote(env.python.string()) + " -I -c " + shell_quote(query)));
   } catch (const std::exception& e) {
-    throw std::runtime_error("cannot query the harness interpreter " + env.python.string() + ": " + e.what());
+    throw std::runtime_error("cannot query the harness interpreter " + env.python.string() + ": " +
+                             e.what());
   }
 
   auto& binds = env.binds;
-  for (const char* dir : {"/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin"}) add_bind(binds, dir);
-  for (int i = 0; i < 4; ++i) add_bind(binds, prefixes[static_cast<std::size_t>(i)].get<std::string>());
+  for (const char* dir : {"/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin"})
+    add_bind(binds, dir);
+  for (int i = 0; i < 4; ++i)
+    add_bind(binds, prefixes[static_cast<std::size_t>(i)].get<std::string>());
   std::error_code ec;
   add_bind(binds, fs::canonical(env.python, ec).parent_path());
   std::string extra_pythonpath;
@@ -189,7 +200,8 @@ Environment discover_environment(const std::optional<std::string>& python,
 
   const std::string python_dir = env.python.parent_path().string();
   // nvcc for torch.utils.cpp_extension.load_inline submissions, where a CUDA toolkit exists.
-  const std::string cuda_bin = fs::is_directory("/usr/local/cuda/bin") ? ":/usr/local/cuda/bin" : "";
+  const std::string cuda_bin =
+      fs::is_directory("/usr/local/cuda/bin") ? ":/usr/local/cuda/bin" : "";
   env.env = {
       "PATH=" + python_dir + ":/usr/local/bin:/usr/bin:/bin" + cuda_bin,
       "HOME=/tmp/home",
@@ -209,9 +221,9 @@ Environment discover_environment(const std::optional<std::string>& python,
     env.env.emplace_back("CUDA_VISIBLE_DEVICES=");
   }
   // Host settings the toolchain needs (library paths, CPU quirks); nothing secret is passed.
-  for (const char* name : {"LD_LIBRARY_PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_HOME",
-                           "CUDA_PATH", "TRITON_LIBCUDA_PATH", "TRITON_PTXAS_PATH",
-                           "OMP_NUM_THREADS"}) {
+  for (const char* name :
+       {"LD_LIBRARY_PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_HOME", "CUDA_PATH",
+        "TRITON_LIBCUDA_PATH", "TRITON_PTXAS_PATH", "OMP_NUM_THREADS"}) {
     if (const char* value = std::getenv(name); value != nullptr) {
       env.env.push_back(std::string(name) + "=" + value);
     }
@@ -252,7 +264,8 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
   };
   if (problem.seed) job["seed"] = *problem.seed;
   // A ranked run re-checks every timed output the runner kept, not a sample of them.
-  if (request.mode == Mode::leaderboard && !job["timing"].contains("recheck")) job["timing"]["recheck"] = 0;
+  if (request.mode == Mode::leaderboard && !job["timing"].contains("recheck"))
+    job["timing"]["recheck"] = 0;
   if (compare) {
     job["submission_dirs"] = {kTaskMount, kTaskBMount};
     job["trials"] = std::max(1, request.trials);
@@ -289,7 +302,8 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
   if (request.mode == Mode::benchmark) timeout = problem.benchmark_timeout;
   if (request.mode == Mode::leaderboard) timeout = problem.ranked_timeout;
   if (compare) timeout = problem.ranked_timeout * std::max(1, request.trials);
-  spec.limits.wall = request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  spec.limits.wall =
+      request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   spec.result_fd = 3;
 
   const sandbox::Outcome outcome = sandbox::run(spec);

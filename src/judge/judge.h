@@ -66,14 +66,14 @@ struct CaseResult {
   std::string status;  // pass, fail, error
   std::string message;
   std::optional<ErrorInfo> error;
-  double elapsed_ns = 0;        // one untimed call (tests)
-  std::vector<double> samples;  // benchmark samples, ns
-  std::string clock;            // cuda_event, cuda_graph or monotonic
-  std::string method;           // per_call or graph
-  std::string stop_reason;      // which stopping rule ended the sampling
-  int batch = 1;                // calls per sample (graph batches)
-  bool at_launch_floor = false;  // median below the launch floor: too short to rank apart
-  int rechecked = 0;             // timed outputs re-checked after timing
+  double elapsed_ns = 0;             // one untimed call (tests)
+  std::vector<double> samples;       // benchmark samples, ns
+  std::string clock;                 // cuda_event, cuda_graph or monotonic
+  std::string method;                // per_call or graph
+  std::string stop_reason;           // which stopping rule ended the sampling
+  int batch = 1;                     // calls per sample (graph batches)
+  bool at_launch_floor = false;      // median below the launch floor: too short to rank apart
+  int rechecked = 0;                 // timed outputs re-checked after timing
   std::vector<double> sm_clock_mhz;  // per sample; empty when NVML was unavailable
   double median_clock_mhz = 0;
   bench::Summary summary;
@@ -83,7 +83,7 @@ struct CaseResult {
   bench::Summary reference_summary;
   double speedup() const {
     return summary.median > 0 && reference_summary.n > 0 ? reference_summary.median / summary.median
-                                                           : 0;
+                                                         : 0;
   }
 };
 
@@ -105,9 +105,10 @@ struct EvalResult {
   std::string problem;
   std::string submission;
   std::string device;
-  std::vector<CaseResult> tests;       // public tests
-  std::vector<CaseResult> benchmarks;  // timed benchmarks (benchmark mode: public; leaderboard: ranked)
-  std::vector<CaseResult> ranked_tests;      // leaderboard: tests on secret-mixed seeds
+  std::vector<CaseResult> tests;  // public tests
+  std::vector<CaseResult>
+      benchmarks;  // timed benchmarks (benchmark mode: public; leaderboard: ranked)
+  std::vector<CaseResult> ranked_tests;       // leaderboard: tests on secret-mixed seeds
   std::vector<CaseResult> public_benchmarks;  // leaderboard: benchmark shapes checked, untimed
   std::vector<Comparison> comparisons;        // compare mode
   std::optional<double> score_ns;  // all timed benchmarks passed: ranking_by over medians
@@ -124,9 +125,9 @@ struct EvalRequest {
   std::string submission_name;
   std::string second_source;  // compare mode: submission B
   std::string second_name;
-  int trials = 1;             // compare mode: independent comparisons per benchmark
+  int trials = 1;                           // compare mode: independent comparisons per benchmark
   std::optional<std::int64_t> secret_seed;  // leaderboard mode; random when unset
-  bool time_reference = true;  // time the reference beside the submission (speedup)
+  bool time_reference = true;               // time the reference beside the submission (speedup)
   Mode mode = Mode::test;
   std::optional<std::chrono::milliseconds> timeout;  // default: the problem's timeout for mode
   sandbox::Limits limits;                            // wall is overridden by the timeout

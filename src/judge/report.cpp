@@ -13,14 +13,17 @@ nlohmann::json error_json(const ErrorInfo& e) {
 }
 
 nlohmann::json summary_json(const bench::Summary& s) {
-  return {{"n", s.n},         {"median_ns", s.median}, {"q1_ns", s.q1},   {"q3_ns", s.q3},
-          {"iqr_ns", s.iqr()}, {"mean_ns", s.mean},    {"stdev_ns", s.stdev}, {"min_ns", s.min},
+  return {{"n", s.n},          {"median_ns", s.median}, {"q1_ns", s.q1},       {"q3_ns", s.q3},
+          {"iqr_ns", s.iqr()}, {"mean_ns", s.mean},     {"stdev_ns", s.stdev}, {"min_ns", s.min},
           {"max_ns", s.max}};
 }
 
 nlohmann::json case_json(const CaseResult& c, bool benchmark) {
-  nlohmann::json out = {{"index", c.index}, {"phase", c.phase}, {"spec", c.spec},
-                        {"status", c.status}, {"message", c.message}};
+  nlohmann::json out = {{"index", c.index},
+                        {"phase", c.phase},
+                        {"spec", c.spec},
+                        {"status", c.status},
+                        {"message", c.message}};
   if (c.error) out["error"] = error_json(*c.error);
   if (benchmark) {
     out["samples_ns"] = c.samples;
@@ -105,15 +108,17 @@ nlohmann::json to_json(const EvalResult& r) {
     out["ranked_tests"] = nlohmann::json::array();
     out["public_benchmarks"] = nlohmann::json::array();
     for (const auto& c : r.ranked_tests) out["ranked_tests"].push_back(case_json(c, false));
-    for (const auto& c : r.public_benchmarks) out["public_benchmarks"].push_back(case_json(c, false));
+    for (const auto& c : r.public_benchmarks)
+      out["public_benchmarks"].push_back(case_json(c, false));
   }
   out["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
   if (r.mode == Mode::compare) {
     out["comparisons"] = nlohmann::json::array();
     for (const auto& c : r.comparisons) {
-      const char* outcome = c.result.outcome == bench::PairedComparison::Outcome::a_faster   ? "a_faster"
-                            : c.result.outcome == bench::PairedComparison::Outcome::b_faster ? "b_faster"
-                                                                                               : "tie";
+      const char* outcome =
+          c.result.outcome == bench::PairedComparison::Outcome::a_faster   ? "a_faster"
+          : c.result.outcome == bench::PairedComparison::Outcome::b_faster ? "b_faster"
+                                                                           : "tie";
       out["comparisons"].push_back({{"index", c.index},
                                     {"trial", c.trial},
                                     {"spec", c.spec},
@@ -181,7 +186,8 @@ std::string render_text(const EvalResult& r, bool verbose) {
                       bench::format_ns(c.reference_summary.median).c_str(), c.speedup());
         out << speed;
       }
-      if (c.at_launch_floor) out << "           at launch floor: too short to rank apart reliably\n";
+      if (c.at_launch_floor)
+        out << "           at launch floor: too short to rank apart reliably\n";
       if (c.floor_ns > 0) {
         char sol[96];
         std::snprintf(sol, sizeof sol, "           %.1f %% of speed-of-light (physical floor %s)\n",
@@ -208,14 +214,17 @@ std::string render_text(const EvalResult& r, bool verbose) {
     out << ": " << c.result.text << "\n";
   }
   if (r.error && (verbose || !r.error->traceback.empty())) {
-    out << "error in " << r.error->stage << ": " << r.error->type << ": " << r.error->message << "\n";
-    if (!r.error->traceback.empty()) out << indent(tail(r.error->traceback, verbose ? 200 : 15), "  | ");
+    out << "error in " << r.error->stage << ": " << r.error->type << ": " << r.error->message
+        << "\n";
+    if (!r.error->traceback.empty())
+      out << indent(tail(r.error->traceback, verbose ? 200 : 15), "  | ");
   }
   out << "resources: wall " << bench::format_ns(static_cast<double>(o.wall.count())) << ", cpu "
       << bench::format_ns(static_cast<double>(o.cpu.count())) << ", peak memory "
       << (o.peak_memory_bytes >> 20) << " MiB\n";
   for (const auto& w : o.warnings) out << "warning: " << w << "\n";
-  const bool show_streams = verbose || (r.verdict != Verdict::accepted && r.verdict != Verdict::wrong_answer);
+  const bool show_streams =
+      verbose || (r.verdict != Verdict::accepted && r.verdict != Verdict::wrong_answer);
   if (show_streams && !o.stderr_data.empty()) {
     out << "stderr (last lines" << (o.stderr_truncated ? ", truncated" : "") << "):\n"
         << indent(tail(o.stderr_data, verbose ? 200 : 20), "  | ");

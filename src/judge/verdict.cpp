@@ -229,14 +229,16 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
   };
 
   // The sandbox's own facts come first: a limit or a forbidden system call ends everything.
-  if (!outcome.started) return set(Verdict::internal_error, "sandbox setup failed: " + outcome.setup_error);
+  if (!outcome.started)
+    return set(Verdict::internal_error, "sandbox setup failed: " + outcome.setup_error);
   if (outcome.seccomp_violation) {
     return set(Verdict::security_violation, "a forbidden system call was made (killed by seccomp)");
   }
   switch (outcome.limit) {
     case sandbox::LimitHit::wall_time:
-      return set(Verdict::time_limit, "wall-clock limit exceeded (" +
-                                          bench::format_ns(static_cast<double>(outcome.wall.count())) + ")");
+      return set(Verdict::time_limit,
+                 "wall-clock limit exceeded (" +
+                     bench::format_ns(static_cast<double>(outcome.wall.count())) + ")");
     case sandbox::LimitHit::cpu_time:
       return set(Verdict::time_limit, "CPU-time limit exceeded");
     case sandbox::LimitHit::memory:
@@ -258,8 +260,8 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
                "a forbidden system call was made (the submission's process was killed by seccomp)");
   }
   if (error) {
-    const std::string detail = error->type.empty() ? error->message
-                                                   : error->type + ": " + first_line(error->message);
+    const std::string detail =
+        error->type.empty() ? error->message : error->type + ": " + first_line(error->message);
     if (error->stage == "load_reference" || error_kind == "problem") {
       return set(Verdict::internal_error, "the problem's reference failed to load: " + detail);
     }
@@ -267,10 +269,10 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       return set(Verdict::internal_error, "harness failure: " + detail);
     }
     if (error->stage == "load_submission") {
-      const std::string who = error_owner == "b"   ? "submission B"
+      const std::string who = error_owner == "b"                            ? "submission B"
                               : error_owner == "a" && mode == Mode::compare ? "submission A"
-                              : error_owner == "reference" ? "the reference runner"
-                                                           : "the submission";
+                              : error_owner == "reference"                  ? "the reference runner"
+                                                                            : "the submission";
       return set(error_kind == "compile" ? Verdict::compile_error : Verdict::runtime_error,
                  who + " failed to load: " + detail);
     }
@@ -291,16 +293,17 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
               {&result.ranked_tests, "ranked test", true},
               {&result.benchmarks, "ranked benchmark", true}};
   }
-  if (mode == Mode::compare) stages = {{&result.tests, "test", false}, {&result.benchmarks, "benchmark", false}};
+  if (mode == Mode::compare)
+    stages = {{&result.tests, "test", false}, {&result.benchmarks, "benchmark", false}};
   for (const auto& stage : stages) {
     for (const auto& c : *stage.cases) {
       if (c.status == "pass") continue;
-      const std::string label =
-          std::string(stage.label) + " " + std::to_string(c.index) + " (" + describe_args(c.spec) + ")";
-      const std::string prefix = stage.ranked
-                                     ? "passed the public cases but failed the secret run, so it is "
-                                       "not ranked: "
-                                     : "";
+      const std::string label = std::string(stage.label) + " " + std::to_string(c.index) + " (" +
+                                describe_args(c.spec) + ")";
+      const std::string prefix =
+          stage.ranked ? "passed the public cases but failed the secret run, so it is "
+                         "not ranked: "
+                       : "";
       if (c.status == "error") {
         const std::string detail =
             c.error ? c.error->type + ": " + first_line(c.error->message) : first_line(c.message);
@@ -354,12 +357,14 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     case Mode::leaderboard:
       break;
   }
-  if (!count_check(result.benchmarks.size(), problem.benchmarks.size(), "benchmarks")) return result;
+  if (!count_check(result.benchmarks.size(), problem.benchmarks.size(), "benchmarks"))
+    return result;
   // Speed-of-light and the physical floor, where task.yml gives the work and the GPU is known.
   const std::string device_name = result.system.value("device_name", std::string());
   if (const auto ceilings = bench::ceilings_for(device_name)) {
     for (auto& c : result.benchmarks) {
-      if (c.index < 0 || static_cast<std::size_t>(c.index) >= problem.benchmark_work.size()) continue;
+      if (c.index < 0 || static_cast<std::size_t>(c.index) >= problem.benchmark_work.size())
+        continue;
       const bench::Work& work = problem.benchmark_work[static_cast<std::size_t>(c.index)];
       if (!work.known()) continue;
       c.floor_ns = bench::physical_floor_ns(work, *ceilings);
@@ -369,8 +374,8 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
         return set(Verdict::wrong_answer,
                    "benchmark " + std::to_string(c.index) + " (" + describe_args(c.spec) +
                        "): median " + bench::format_ns(c.summary.median) +
-                       " is below the physical floor of " + bench::format_ns(c.floor_ns) + " on an " +
-                       ceilings->name + ": impossible, so not ranked");
+                       " is below the physical floor of " + bench::format_ns(c.floor_ns) +
+                       " on an " + ceilings->name + ": impossible, so not ranked");
       }
     }
   }

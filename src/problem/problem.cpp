@@ -102,7 +102,8 @@ class TaskReader {
       nlohmann::ordered_json args = nlohmann::ordered_json::object();
       for (const auto& kv : entry) {
         const std::string key = scalar(kv.first, name);
-        if (!is_identifier(key)) fail(kv.first, name, "argument name '" + key + "' is not an identifier");
+        if (!is_identifier(key))
+          fail(kv.first, name, "argument name '" + key + "' is not an identifier");
         if (args.contains(key)) fail(kv.first, name, "argument '" + key + "' given twice");
         args[key] = scalar_value(kv.second, name + "." + key);
       }
@@ -183,10 +184,11 @@ Problem load(const fs::path& dir_in) {
   }
   if (!root.IsMap()) throw ProblemError(task_file, 1, "", "task.yml must be a mapping");
 
-  static const std::set<std::string> known = {
-      "files",          "lang",           "description", "config",  "templates",
-      "tests",          "benchmarks",     "ranking_by",  "seed",    "multi_gpu",
-      "test_timeout",   "benchmark_timeout", "ranked_timeout", "gpus", "libraries"};
+  static const std::set<std::string> known = {"files",          "lang",         "description",
+                                              "config",         "templates",    "tests",
+                                              "benchmarks",     "ranking_by",   "seed",
+                                              "multi_gpu",      "test_timeout", "benchmark_timeout",
+                                              "ranked_timeout", "gpus",         "libraries"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (!known.contains(key)) {
@@ -225,8 +227,9 @@ Problem load(const fs::path& dir_in) {
   const auto submissions = std::count_if(problem.files.begin(), problem.files.end(),
                                          [](const TaskFile& f) { return f.is_submission(); });
   if (submissions != 1) {
-    reader.fail(files, "files", "exactly one file must have source @SUBMISSION@ (found " +
-                                    std::to_string(submissions) + ")");
+    reader.fail(files, "files",
+                "exactly one file must have source @SUBMISSION@ (found " +
+                    std::to_string(submissions) + ")");
   }
 
   // lang

@@ -50,7 +50,7 @@ struct Problem {
   std::vector<TaskFile> files;
   nlohmann::json config = nlohmann::json::object();
   std::map<std::string, std::string> templates;  // language -> path relative to dir
-  std::vector<nlohmann::ordered_json> tests;       // flat objects of scalar arguments
+  std::vector<nlohmann::ordered_json> tests;     // flat objects of scalar arguments
   std::vector<nlohmann::ordered_json> benchmarks;
   // Per benchmark: optional `bytes` / `flops` keys of its task.yml entry (taken out of the
   // arguments generate_input receives), for % of speed-of-light and the physical floor.

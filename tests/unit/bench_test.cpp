@@ -302,6 +302,7 @@ TEST(Roofline, FloorAndSpeedOfLightOnAnH200) {
   EXPECT_NEAR(kj::bench::speed_of_light_pct(add, *h200, 98430), 95.1, 0.1);
   // Compute-bound work: the FLOP term wins.
   const kj::bench::Work gemm{3.0 * 4096 * 4096 * 2, 2.0 * 4096 * 4096 * 4096};
-  EXPECT_NEAR(kj::bench::physical_floor_ns(gemm, *h200), 2.0 * 4096 * 4096 * 4096 / 1979e12 * 1e9, 1e-6);
+  EXPECT_NEAR(kj::bench::physical_floor_ns(gemm, *h200), 2.0 * 4096 * 4096 * 4096 / 1979e12 * 1e9,
+              1e-6);
   EXPECT_EQ(kj::bench::physical_floor_ns(kj::bench::Work{}, *h200), 0);
 }

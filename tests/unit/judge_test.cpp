@@ -1,7 +1,7 @@
 // Verdict rules: sandbox facts and harness events in, one verdict out.
-#include <gtest/gtest.h>
-
 #include "judge/judge.h"
+
+#include <gtest/gtest.h>
 
 using kj::judge::Mode;
 using kj::judge::Verdict;
@@ -36,19 +36,23 @@ std::vector<json> events(std::initializer_list<const char*> lines) {
   return out;
 }
 
-Verdict verdict_of(const kj::sandbox::Outcome& o, const std::vector<json>& ev, Mode mode = Mode::test) {
+Verdict verdict_of(const kj::sandbox::Outcome& o, const std::vector<json>& ev,
+                   Mode mode = Mode::test) {
   return kj::judge::decide(o, ev, mode, two_tests()).verdict;
 }
 
 const char* kStart = R"({"event":"stage","stage":"tests"})";
-const char* kPass0 = R"({"event":"test","index":0,"spec":{"size":8,"seed":1},"status":"pass","message":""})";
-const char* kPass1 = R"({"event":"test","index":1,"spec":{"size":9,"seed":2},"status":"pass","message":""})";
+const char* kPass0 =
+    R"({"event":"test","index":0,"spec":{"size":8,"seed":1},"status":"pass","message":""})";
+const char* kPass1 =
+    R"({"event":"test","index":1,"spec":{"size":9,"seed":2},"status":"pass","message":""})";
 const char* kDone = R"({"event":"done","passed":true})";
 
 }  // namespace
 
 TEST(Verdict, AllTestsPassIsAccepted) {
-  const auto r = kj::judge::decide(clean_exit(), events({kStart, kPass0, kPass1, kDone}), Mode::test, two_tests());
+  const auto r = kj::judge::decide(clean_exit(), events({kStart, kPass0, kPass1, kDone}),
+                                   Mode::test, two_tests());
   EXPECT_EQ(r.verdict, Verdict::accepted);
   EXPECT_EQ(r.tests.size(), 2u);
 }
@@ -56,9 +60,10 @@ TEST(Verdict, AllTestsPassIsAccepted) {
 TEST(Verdict, FailedCheckIsWrongAnswerWithItsMessage) {
   const auto r = kj::judge::decide(
       clean_exit(),
-      events({kStart, kPass0,
-              R"({"event":"test","index":1,"spec":{"size":9,"seed":2},"status":"fail","message":"3 mismatched elements"})",
-              kDone}),
+      events(
+          {kStart, kPass0,
+           R"({"event":"test","index":1,"spec":{"size":9,"seed":2},"status":"fail","message":"3 mismatched elements"})",
+           kDone}),
       Mode::test, two_tests());
   EXPECT_EQ(r.verdict, Verdict::wrong_answer);
   EXPECT_NE(r.reason.find("3 mismatched elements"), std::string::npos);
@@ -66,22 +71,41 @@ TEST(Verdict, FailedCheckIsWrongAnswerWithItsMessage) {
 }
 
 TEST(Verdict, ExceptionInKernelIsRuntimeError) {
-  EXPECT_EQ(verdict_of(clean_exit(),
-                       events({kStart, R"({"event":"test","index":0,"status":"error","error":{"type":"ValueError","message":"boom"}})",
-                               kDone})),
-            Verdict::runtime_error);
+  EXPECT_EQ(
+      verdict_of(
+          clean_exit(),
+          events(
+              {kStart,
+               R"({"event":"test","index":0,"status":"error","error":{"type":"ValueError","message":"boom"}})",
+               kDone})),
+      Verdict::runtime_error);
 }
 
 TEST(Verdict, LoadFailuresSplitCompileFromRuntime) {
-  EXPECT_EQ(verdict_of(clean_exit(), events({R"({"event":"error","stage":"load_submission","kind":"compile","error":{"type":"SyntaxError","message":"bad"}})", kDone})),
-            Verdict::compile_error);
-  EXPECT_EQ(verdict_of(clean_exit(), events({R"({"event":"error","stage":"load_submission","kind":"exception","error":{"type":"ZeroDivisionError","message":"x"}})", kDone})),
-            Verdict::runtime_error);
+  EXPECT_EQ(
+      verdict_of(
+          clean_exit(),
+          events(
+              {R"({"event":"error","stage":"load_submission","kind":"compile","error":{"type":"SyntaxError","message":"bad"}})",
+               kDone})),
+      Verdict::compile_error);
+  EXPECT_EQ(
+      verdict_of(
+          clean_exit(),
+          events(
+              {R"({"event":"error","stage":"load_submission","kind":"exception","error":{"type":"ZeroDivisionError","message":"x"}})",
+               kDone})),
+      Verdict::runtime_error);
 }
 
 TEST(Verdict, BrokenReferenceIsNeverTheUsersFault) {
-  EXPECT_EQ(verdict_of(clean_exit(), events({R"({"event":"error","stage":"load_reference","kind":"problem","error":{"type":"ImportError","message":"x"}})", kDone})),
-            Verdict::internal_error);
+  EXPECT_EQ(
+      verdict_of(
+          clean_exit(),
+          events(
+              {R"({"event":"error","stage":"load_reference","kind":"problem","error":{"type":"ImportError","message":"x"}})",
+               kDone})),
+      Verdict::internal_error);
   kj::sandbox::Outcome not_started;
   not_started.setup_error = "pivot_root failed";
   EXPECT_EQ(verdict_of(not_started, {}), Verdict::internal_error);
@@ -105,7 +129,8 @@ TEST(Verdict, DyingWithoutDoneDependsOnStage) {
   o.exit_code.reset();
   o.signal = 9;
   EXPECT_EQ(verdict_of(o, events({kStart, kPass0})), Verdict::runtime_error);
-  EXPECT_EQ(verdict_of(o, events({R"({"event":"stage","stage":"load_reference"})"})), Verdict::internal_error);
+  EXPECT_EQ(verdict_of(o, events({R"({"event":"stage","stage":"load_reference"})"})),
+            Verdict::internal_error);
 }
 
 TEST(Verdict, MissingCasesAreAnInternalError) {
@@ -116,7 +141,8 @@ TEST(Verdict, BenchmarkScoreIsRankingOfMedians) {
   const auto r = kj::judge::decide(
       clean_exit(),
       events({R"({"event":"benchmark","index":0,"status":"pass","samples_ns":[1,2,3]})",
-              R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8,100]})", kDone}),
+              R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8,100]})",
+              kDone}),
       Mode::benchmark, two_tests());
   EXPECT_EQ(r.verdict, Verdict::accepted);
   ASSERT_TRUE(r.score_ns);
@@ -132,31 +158,40 @@ TEST(Events, GarbageLinesAreReported) {
 }
 
 TEST(Names, VerdictsRoundTrip) {
-  for (auto v : {Verdict::accepted, Verdict::wrong_answer, Verdict::compile_error, Verdict::runtime_error,
-                 Verdict::time_limit, Verdict::memory_limit, Verdict::output_limit,
-                 Verdict::security_violation, Verdict::internal_error}) {
+  for (auto v : {Verdict::accepted, Verdict::wrong_answer, Verdict::compile_error,
+                 Verdict::runtime_error, Verdict::time_limit, Verdict::memory_limit,
+                 Verdict::output_limit, Verdict::security_violation, Verdict::internal_error}) {
     EXPECT_EQ(kj::judge::verdict_from_string(kj::judge::to_string(v)), v);
   }
   EXPECT_FALSE(kj::judge::verdict_from_string("accepted!"));
 }
 
 TEST(Verdict, RunnerKilledBySeccompIsASecurityViolation) {
-  EXPECT_EQ(verdict_of(clean_exit(),
-                       events({kStart, R"({"event":"error","stage":"run","kind":"exception","error":{"type":"ProcessDied","message":"killed by signal 31","signal":31}})",
-                               kDone})),
-            Verdict::security_violation);
-  EXPECT_EQ(verdict_of(clean_exit(),
-                       events({kStart, R"({"event":"error","stage":"run","kind":"exception","error":{"type":"ProcessDied","message":"killed by signal 11","signal":11}})",
-                               kDone})),
-            Verdict::runtime_error);
+  EXPECT_EQ(
+      verdict_of(
+          clean_exit(),
+          events(
+              {kStart,
+               R"({"event":"error","stage":"run","kind":"exception","error":{"type":"ProcessDied","message":"killed by signal 31","signal":31}})",
+               kDone})),
+      Verdict::security_violation);
+  EXPECT_EQ(
+      verdict_of(
+          clean_exit(),
+          events(
+              {kStart,
+               R"({"event":"error","stage":"run","kind":"exception","error":{"type":"ProcessDied","message":"killed by signal 11","signal":11}})",
+               kDone})),
+      Verdict::runtime_error);
 }
 
 TEST(Verdict, FasterThanPhysicallyPossibleIsNotRanked) {
   auto problem = two_tests();
   problem.benchmark_work = {kj::bench::Work{6.0e9, 0}, kj::bench::Work{}};  // 6 GB: >= 1.25 ms
-  const auto ev = events({R"({"event":"device","name":"NVIDIA H200"})",
-                          R"({"event":"benchmark","index":0,"status":"pass","samples_ns":[5000,5100,5200]})",
-                          R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8]})", kDone});
+  const auto ev =
+      events({R"({"event":"device","name":"NVIDIA H200"})",
+              R"({"event":"benchmark","index":0,"status":"pass","samples_ns":[5000,5100,5200]})",
+              R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8]})", kDone});
   const auto r = kj::judge::decide(clean_exit(), ev, Mode::benchmark, problem);
   EXPECT_EQ(r.verdict, Verdict::wrong_answer);
   EXPECT_NE(r.reason.find("physical floor"), std::string::npos) << r.reason;

@@ -1,10 +1,10 @@
+#include "problem/problem.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include "problem/problem.h"
 
 namespace fs = std::filesystem;
 using kj::problem::ProblemError;
@@ -176,7 +176,8 @@ TEST_F(ProblemDir, MissingTestsAndMissingTaskFile) {
   EXPECT_EQ(load_error(R"(files:
   - {"name": "submission.py", "source": "@SUBMISSION@"}
   - {"name": "reference.py", "source": "reference.py"}
-)").field(),
+)")
+                .field(),
             "tests");
   fs::remove(dir_ / "task.yml");
   EXPECT_THROW(kj::problem::load(dir_), ProblemError);
@@ -202,7 +203,8 @@ tests:
 
 TEST(Directives, ReadsLeadingCommentBlockOnly) {
   const auto d = kj::problem::parse_directives(
-      "#!POPCORN leaderboard vectoradd_v2\n#!POPCORN gpu H100 B200\nimport torch\n#!POPCORN leaderboard other\n");
+      "#!POPCORN leaderboard vectoradd_v2\n#!POPCORN gpu H100 B200\nimport torch\n#!POPCORN "
+      "leaderboard other\n");
   ASSERT_TRUE(d.leaderboard);
   EXPECT_EQ(*d.leaderboard, "vectoradd_v2");
   EXPECT_EQ(d.gpus, (std::vector<std::string>{"H100", "B200"}));
@@ -211,8 +213,10 @@ TEST(Directives, ReadsLeadingCommentBlockOnly) {
 }
 
 TEST(DeclaredVerdict, FirstLineOnly) {
-  EXPECT_EQ(kj::problem::declared_verdict("# expect: wrong_answer\nx=1\n").value_or(""), "wrong_answer");
-  EXPECT_EQ(kj::problem::declared_verdict("// expect: compile_error  \n").value_or(""), "compile_error");
+  EXPECT_EQ(kj::problem::declared_verdict("# expect: wrong_answer\nx=1\n").value_or(""),
+            "wrong_answer");
+  EXPECT_EQ(kj::problem::declared_verdict("// expect: compile_error  \n").value_or(""),
+            "compile_error");
   EXPECT_FALSE(kj::problem::declared_verdict("import torch\n# expect: accepted\n"));
   EXPECT_FALSE(kj::problem::declared_verdict("x = 'expect: accepted'\n"));
 }
