@@ -298,7 +298,11 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
   for (const auto& stage : stages) {
     for (const auto& c : *stage.cases) {
       if (c.status == "pass") continue;
-      const std::string label = std::string(stage.label) + " " + std::to_string(c.index) + " (" +
+      // In compare mode each submission's cases carry its letter in the phase (tests_a, ...).
+      const std::string who = c.phase.ends_with("_b")   ? "submission B: "
+                              : c.phase.ends_with("_a") ? "submission A: "
+                                                        : "";
+      const std::string label = who + stage.label + " " + std::to_string(c.index) + " (" +
                                 describe_args(c.spec) + ")";
       const std::string prefix =
           stage.ranked ? "passed the public cases but failed the secret run, so it is "
