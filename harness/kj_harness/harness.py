@@ -146,6 +146,7 @@ class Evaluation:
         self.runners: dict[str, RunnerProcess] = {}
         self.settings = timing.settings_from(job.get("timing", {}))
         self.rechecked = 0
+        self.other_stream_samples: dict[str, int] = {}
 
     # -- the problem --------------------------------------------------------------------------
 
@@ -288,6 +289,7 @@ class Evaluation:
             return {"status": "error", "error": {"type": "BadTiming",
                                                  "message": f"a sample of {ns} ns", "traceback": ""}}
         clock = reply.get("sm_clock_mhz")
+        self.other_stream_samples[runner] = int(as_number(reply.get("other_stream_samples", 0)))
         return ns, as_number(clock) if clock is not None else None
 
     def time_rounds(self, names: list[str], args: dict) -> dict:
@@ -348,6 +350,7 @@ class Evaluation:
             "batch": int(as_number(info.get("batch", 1))), "stop_reason": result["stop_reason"],
             "at_launch_floor": sorted(samples)[len(samples) // 2] < self.settings["launch_floor_ns"],
             "rechecked": self.rechecked,
+            "other_stream_samples": self.other_stream_samples.get("a", 0),
         }
         if "reference" in result["samples"]:
             fields["reference_samples_ns"] = result["samples"]["reference"]

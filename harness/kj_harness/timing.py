@@ -18,6 +18,8 @@ import os
 import random
 import time
 
+OTHER_STREAM_SLACK_NS = 20_000.0
+
 DEFAULTS = {
     "min_samples": 10,
     "min_seconds": 0.5,
@@ -226,10 +228,29 @@ class CaseSession:
             torch.cuda.synchronize()
             estimate.append(start.elapsed_time(end) * 1e6)
         self.estimate_ns = min(estimate)
+        self._calibrate_tail()
         if self.estimate_ns < self.s["graph_below_ns"] and self._capture_graph():
             self.method = "graph"
         return {"method": self.method, "batch": self.batch, "estimate_ns": self.estimate_ns,
                 "clock": "cuda_graph" if self.method == "graph" else "cuda_event"}
+
+    def _calibrate_tail(self) -> None:
+        """How long after the end event a marker lands when the GPU is idle: the yardstick for
+        telling that a call left work running on another stream."""
+        import torch
+
+        gaps = []
+        for _ in range(21):
+            end, marker = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            end.record()
+            torch.cuda.synchronize()
+            marker.record()
+            marker.synchronize()
+            gaps.append(end.elapsed_time(marker) * 1e6)
+        gaps.sort()
+        self.idle_tail_ns = gaps[len(gaps) // 2]
+        self.tail_threshold_ns = 2 * gaps[int(len(gaps) * 0.9)] + OTHER_STREAM_SLACK_NS
+        self.other_stream_samples = 0
 
     def _capture_graph(self) -> bool:
         import torch
@@ -284,8 +305,16 @@ class CaseSession:
         else:
             output = self.kernel(data)
         end.record()
-        torch.cuda.synchronize()
-        elapsed = start.elapsed_time(end) * 1e6 / self.batch
+        torch.cuda.synchronize()  # device-wide: work the call left on other streams ends too
+        marker = torch.cuda.Event(enable_timing=True)
+        marker.record()
+        marker.synchronize()
+        interval_ns = start.elapsed_time(end) * 1e6
+        if end.elapsed_time(marker) * 1e6 > self.tail_threshold_ns:
+            # The device was still busy after the end event: count until it was idle.
+            interval_ns = start.elapsed_time(marker) * 1e6 - self.idle_tail_ns
+            self.other_stream_samples += 1
+        elapsed = interval_ns / self.batch
         if self.method == "graph":
             self.kept_outputs = {}  # replays reuse the output buffers: only the last are valid
             self.seen = 0
@@ -293,4 +322,5 @@ class CaseSession:
                 self.keep(base + j, out)
         else:
             self.keep(iteration, output)
-        return {"ns": elapsed, "sm_clock_mhz": self.sm_clock.read()}
+        return {"ns": elapsed, "sm_clock_mhz": self.sm_clock.read(),
+                "other_stream_samples": self.other_stream_samples}

@@ -1,0 +1,204 @@
+"""The GPU sampling path of kj_harness.timing, run against a simulated device (no GPU needed):
+what is counted, what is not, and which outputs stay available for re-checking."""
+
+import os
+import sys
+import types
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness"))
+
+
+class SimulatedGpu:
+    """One timeline: work queued on the main stream, plus work left running on another stream."""
+
+    def __init__(self):
+        self.main = 0.0  # ns at which the main stream's queued work ends
+        self.other = 0.0  # ns at which other streams' work ends
+        self.idle_tail = 4_000.0  # a marker recorded after a sync lands this long after
+        self.capturing = None
+
+    def run(self, ns, other_ns=0.0):
+        if self.capturing is not None:
+            self.capturing.append((ns, other_ns))
+            return
+        self.main += ns
+        if other_ns:
+            self.other = max(self.other, self.main + other_ns)
+
+    def synchronize(self):
+        self.main = max(self.main, self.other) + self.idle_tail
+
+
+def fake_torch(gpu):
+    torch = types.ModuleType("torch")
+    torch.int32 = "int32"
+
+    class Tensor:
+        def __init__(self, n=1):
+            self.n = n
+
+        def numel(self):
+            return self.n
+
+        def element_size(self):
+            return 4
+
+        def zero_(self):
+            gpu.run(40_000)  # the L2 flush
+            return self
+
+        def copy_(self, other):
+            return self
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self):
+            self.t = gpu.main
+
+        def synchronize(self):
+            gpu.synchronize()
+
+        def elapsed_time(self, other):
+            return (other.t - self.t) / 1e6  # ms
+
+    class Graph:
+        def replay(self):
+            for ns, other_ns in self.work:
+                gpu.run(ns, other_ns)
+
+    class GraphContext:
+        def __init__(self, graph, stream=None):
+            self.graph = graph
+
+        def __enter__(self):
+            gpu.capturing = []
+
+        def __exit__(self, *exc):
+            self.graph.work, gpu.capturing = gpu.capturing, None
+
+    class Stream:
+        def wait_stream(self, other):
+            pass
+
+    class StreamContext:
+        def __init__(self, stream):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    cuda = types.ModuleType("torch.cuda")
+    cuda.Event = Event
+    cuda.synchronize = gpu.synchronize
+    cuda._sleep = lambda cycles: gpu.run(cycles / 1.98)
+    cuda.get_device_properties = lambda device: types.SimpleNamespace(L2_cache_size=60 << 20)
+    cuda.Stream = Stream
+    cuda.CUDAGraph = Graph
+    cuda.graph = GraphContext
+    cuda.stream = StreamContext
+    cuda.current_stream = lambda: Stream()
+    torch.cuda = cuda
+    torch.Tensor = Tensor
+    torch.device = lambda name: types.SimpleNamespace(index=0, type="cuda")
+    torch.empty = lambda n, dtype=None, device=None: Tensor(n)
+    return torch
+
+
+class GpuSampling(unittest.TestCase):
+    def setUp(self):
+        self.gpu = SimulatedGpu()
+        self.saved = sys.modules.get("torch")
+        sys.modules["torch"] = fake_torch(self.gpu)
+        from kj_harness import timing
+        self.timing = timing
+        timing.SmClock = lambda index: types.SimpleNamespace(read=lambda: 1980.0)
+        timing.PersistingL2 = lambda: (lambda: None)
+
+    def tearDown(self):
+        if self.saved is not None:
+            sys.modules["torch"] = self.saved
+        else:
+            del sys.modules["torch"]
+
+    def session(self, kernel, **settings):
+        torch = sys.modules["torch"]
+        generate = lambda args: (torch.Tensor(1 << 20), args["seed"])
+        s = self.timing.settings_from({"warmup_seconds": 0.0, **settings})
+        return self.timing.CaseSession(kernel, generate, "cuda:0", s, {"size": 1, "seed": 7})
+
+    def test_counts_the_kernel_not_the_flush_or_spin(self):
+        def kernel(data):
+            self.gpu.run(100_000)
+            return data[1]
+
+        session = self.session(kernel)
+        self.assertEqual(session.prepare()["method"], "per_call")
+        samples = [session.sample(i)["ns"] for i in range(5)]
+        for ns in samples:
+            self.assertAlmostEqual(ns, 100_000, delta=1)
+        self.assertEqual(session.other_stream_samples, 0)
+
+    def test_work_left_on_another_stream_is_counted(self):
+        def kernel(data):
+            self.gpu.run(100_000, other_ns=60_000)  # returns while 60 µs more run elsewhere
+            return data[1]
+
+        session = self.session(kernel)
+        session.prepare()
+        result = session.sample(0)
+        self.assertAlmostEqual(result["ns"], 160_000, delta=1)
+        self.assertEqual(result["other_stream_samples"], 1)
+
+    def test_short_kernels_are_timed_as_graph_batches_and_keep_their_last_outputs(self):
+        outputs = []
+
+        def kernel(data):
+            self.gpu.run(4_000)
+            outputs.append(data)
+            return data[1]
+
+        session = self.session(kernel)
+        info = session.prepare()
+        self.assertEqual(info["method"], "graph")
+        self.assertGreaterEqual(info["batch"], 16)
+        self.assertAlmostEqual(session.sample(0)["ns"], 4_000, delta=1)
+        # Only the last replay's outputs are valid, under the calls whose inputs they hold.
+        session.sample(1)
+        self.assertEqual(sorted(session.kept_outputs),
+                         list(range(info["batch"], 2 * info["batch"])))
+
+    def test_reservoir_keeps_late_calls_too(self):
+        def kernel(data):
+            self.gpu.run(100_000)
+            return data[0]  # 4 MiB each
+
+        session = self.session(kernel, keep_output_bytes=10 * (4 << 20))
+        session.prepare()
+        for i in range(400):
+            session.sample(i)
+        kept = sorted(session.kept_outputs)
+        self.assertEqual(len(kept), 10)
+        self.assertGreater(max(kept), 200, "a reservoir keeps late calls as often as early ones")
+
+
+class StopRule(unittest.TestCase):
+    def test_minimums_then_precision_then_caps(self):
+        from kj_harness.timing import settings_from, stop_reason
+        s = settings_from({})
+        self.assertIsNone(stop_reason([100.0] * 5, 1.0, s))  # fewer than 10 samples
+        self.assertIsNone(stop_reason([100.0] * 20, 0.1, s))  # less than 0.5 s
+        self.assertEqual(stop_reason([100.0] * 20, 0.6, s), "precise_sem")
+        noisy = [100.0, 200.0] * 10
+        self.assertIsNone(stop_reason(noisy, 0.6, s))
+        self.assertEqual(stop_reason(noisy, 15.0, s), "max_seconds")
+        self.assertEqual(stop_reason(noisy * 50, 1.0, s), "max_samples")
+
+
+if __name__ == "__main__":
+    unittest.main()
