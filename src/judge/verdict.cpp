@@ -72,6 +72,7 @@ CaseResult case_from(const nlohmann::json& event) {
   result.batch = event.value("batch", 1);
   result.at_launch_floor = event.value("at_launch_floor", false);
   result.rechecked = event.value("rechecked", 0);
+  result.other_stream_samples = event.value("other_stream_samples", 0);
   if (event.contains("sm_clock_mhz") && event["sm_clock_mhz"].is_array()) {
     for (const auto& mhz : event["sm_clock_mhz"]) {
       if (mhz.is_number()) result.sm_clock_mhz.push_back(mhz.get<double>());
@@ -302,8 +303,8 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       const std::string who = c.phase.ends_with("_b")   ? "submission B: "
                               : c.phase.ends_with("_a") ? "submission A: "
                                                         : "";
-      const std::string label = who + stage.label + " " + std::to_string(c.index) + " (" +
-                                describe_args(c.spec) + ")";
+      const std::string label =
+          who + stage.label + " " + std::to_string(c.index) + " (" + describe_args(c.spec) + ")";
       const std::string prefix =
           stage.ranked ? "passed the public cases but failed the secret run, so it is "
                          "not ranked: "
