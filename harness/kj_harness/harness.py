@@ -41,10 +41,11 @@ class Reporter:
 
 
 class RunnerGone(Exception):
-    def __init__(self, status: str, signal: int | None):
+    def __init__(self, status: str, signal: int | None, runner: str):
         super().__init__(status)
         self.status = status
         self.signal = signal
+        self.runner = runner
 
     def error(self, during: str) -> dict:
         return {"type": "ProcessDied", "message": f"the submission's process {self.status}{during}",
@@ -54,17 +55,18 @@ class RunnerGone(Exception):
 class RunnerProcess:
     """The forked child that runs submission code, and the two pipes to it."""
 
-    def __init__(self, result_fd: int, device: str, call_inputs, task_dir: str):
+    def __init__(self, name: str, device: str, call_inputs, task_dir: str):
+        self.name = name
         cmd_r, self.cmd_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         self.pid = os.fork()
         if self.pid == 0:
-            # The submission must never hold the result fd nor our ends of the pipes, nor stdin,
-            # where the secret seed of a ranked run waits to be read by the harness.
-            for fd in (result_fd, self.cmd_w, self.reply_r):
-                os.close(fd)
+            # The submission must never hold the result fd, nor any harness end of any runner's
+            # pipes (a second submission must not reach the first's channel), nor stdin, where
+            # the secret seed of a ranked run waits to be read by the harness.
+            close_all_but({1, 2, cmd_r, reply_w})
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             child_main(cmd_r, reply_w, device, call_inputs, task_dir)
         os.close(cmd_r)
@@ -77,12 +79,12 @@ class RunnerProcess:
             protocol.send(self.cmd_w, header)
             return protocol.receive(self.reply_r, MAX_OUTPUT_PAYLOAD)
         except (protocol.ChannelClosed, BrokenPipeError):
-            raise RunnerGone(self.reap(), self.signal) from None
+            raise RunnerGone(self.reap(), self.signal, self.name) from None
         except protocol.ProtocolError as exc:
             # Only submission code (the runner or its forks) can garble the channel.
             os.kill(self.pid, 9)
             self.reap()
-            raise RunnerGone(f"broke the result protocol ({exc})", None) from None
+            raise RunnerGone(f"broke the result protocol ({exc})", None, self.name) from None
 
     def reap(self) -> str:
         if self.status is None:
@@ -200,11 +202,10 @@ class Evaluation:
         # Before any CUDA call here: a CUDA context does not survive fork.
         dirs = self.job.get("submission_dirs") or [self.job["task_dir"]]
         for name, task_dir in zip(("a", "b"), dirs):
-            self.runners[name] = RunnerProcess(self.job["result_fd"], self.device, self.generate,
-                                               task_dir)
+            self.runners[name] = RunnerProcess(name, self.device, self.generate, task_dir)
         if self.job.get("time_reference"):
-            self.runners["reference"] = RunnerProcess(self.job["result_fd"], self.device,
-                                                      self.generate, self.job["task_dir"])
+            self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
+                                                      self.job["task_dir"])
 
     def load_runners(self) -> bool:
         self.report.emit("stage", stage="load_submission")
@@ -411,7 +412,8 @@ class Evaluation:
             else:
                 passed = self.run_tests(self.job["tests"], "public")
         except RunnerGone as gone:
-            self.report.emit("error", stage="run", kind="exception", error=gone.error(""))
+            self.report.emit("error", stage="run", kind="exception", submission=gone.runner,
+                             error=gone.error(""))
             passed = False
         self.finish(passed)
 
@@ -433,6 +435,14 @@ class Evaluation:
         for runner in self.runners.values():
             runner.stop()
         self.report.emit("done", passed=passed)
+
+
+def close_all_but(keep: set[int]) -> None:
+    limit = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
+    low = 0
+    for fd in sorted(keep) + [limit]:
+        os.closerange(low, fd)
+        low = fd + 1
 
 
 def set_non_dumpable() -> None:

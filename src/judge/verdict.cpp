@@ -277,7 +277,10 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       return set(error_kind == "compile" ? Verdict::compile_error : Verdict::runtime_error,
                  who + " failed to load: " + detail);
     }
-    return set(Verdict::runtime_error, detail);
+    const std::string who = mode == Mode::compare && !error_owner.empty()
+                                ? "submission " + std::string(error_owner == "b" ? "B" : "A") + ": "
+                                : "";
+    return set(Verdict::runtime_error, who + detail);
   }
 
   // Cases in the order they ran; the first that did not pass decides.

@@ -199,6 +199,15 @@ def _():
         assert result["comparisons"][0]["pairs"] >= 16
 
 
+@case("in kj compare, a B that writes to every fd reaches only its own channel: the failure is B's")
+def _():
+    fast = os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py")
+    proc, result = kj("compare", problem("vectoradd"), fast, os.path.join(ROOT, "tests/corpus/forge_result_lines.py"),
+                      "--case", "0", "--max-time", "0.5", "--json", check_json=True)
+    assert result["verdict"] == "runtime_error", result["reason"]
+    assert result["reason"].startswith("submission B:"), result["reason"]
+
+
 @case("problem show prints the parsed task")
 def _():
     proc, shown = kj("problem", "show", problem("vectoradd"), check_json=True)
