@@ -30,6 +30,7 @@ struct EnvOptions {
   double max_time_s = 15;
   int only_case = -1;
   bool no_reference = false;
+  bool no_screen = false;
 
   void add_to(CLI::App* app) {
     app->add_option("--device", device, "cpu or cuda:N")->capture_default_str();
@@ -45,6 +46,7 @@ struct EnvOptions {
         ->check(CLI::PositiveNumber);
     app->add_option("--case", only_case, "time only benchmark number N (0-based)");
     app->add_flag("--no-reference", no_reference, "do not time the reference beside it");
+    app->add_flag("--no-screen", no_screen, "skip the static screen (runtime defences stay)");
   }
 
   kj::judge::Environment environment() const {
@@ -66,6 +68,7 @@ struct EnvOptions {
     req.limits.memory_bytes = memory_mib << 20;
     req.timing = {{"max_samples", max_samples}, {"max_seconds", max_time_s}};
     req.time_reference = !no_reference;
+    req.screen = !no_screen;
     return req;
   }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -234,6 +235,33 @@ Environment discover_environment(const std::optional<std::string>& python,
 EvalResult evaluate(const EvalRequest& request, const Environment& environment) {
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
+  std::vector<ScreenFinding> findings;
+  if (request.screen) {
+    for (const auto* source : {&request.submission_source, &request.second_source}) {
+      if (source->empty()) continue;
+      for (auto finding : screen_python(*source)) {
+        if (compare)
+          finding.excerpt = (source == &request.second_source ? "B: " : "A: ") + finding.excerpt;
+        findings.push_back(std::move(finding));
+      }
+    }
+    const auto reject = std::find_if(findings.begin(), findings.end(),
+                                     [](const ScreenFinding& f) { return f.reject; });
+    if (reject != findings.end()) {
+      EvalResult result;
+      result.mode = request.mode;
+      result.problem = problem.name;
+      result.submission = request.submission_name;
+      result.device = environment.device;
+      result.screen = findings;
+      result.outcome.started = false;
+      result.verdict = Verdict::security_violation;
+      result.reason = "static screen, rule " + reject->rule + " (line " +
+                      std::to_string(reject->line) + "): " + reject->reason + ": " +
+                      reject->excerpt;
+      return result;
+    }
+  }
   sandbox::Spec spec;
   TempDir task;
   try {
@@ -317,6 +345,7 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
   result.submission = request.submission_name;
   if (compare) result.submission += " vs " + request.second_name;
   result.device = environment.device;
+  result.screen = std::move(findings);
   return result;
 }
 

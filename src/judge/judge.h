@@ -51,6 +51,17 @@ Environment discover_environment(const std::optional<std::string>& python,
                                  const std::optional<std::string>& harness_dir,
                                  const std::string& device);
 
+// What the static screen found in a submission: a reject ends the evaluation before it runs
+// (security_violation); a flag is shown in the report.
+struct ScreenFinding {
+  std::string rule;
+  bool reject = false;
+  int line = 0;
+  std::string excerpt;
+  std::string reason;
+};
+std::vector<ScreenFinding> screen_python(std::string_view source);
+
 struct ErrorInfo {
   std::string stage;  // load_reference, load_submission, run, harness, sandbox
   std::string type;
@@ -116,6 +127,7 @@ struct EvalResult {
   std::optional<double> speedup;   // the reference's score over the submission's
   std::string ranking_by;
   std::optional<ErrorInfo> error;
+  std::vector<ScreenFinding> screen;                 // static screen findings (flags)
   nlohmann::json system = nlohmann::json::object();  // interpreter, torch, triton, GPU name
   sandbox::Outcome outcome;                          // exit, limits, wall, cpu, memory, output
 };
@@ -129,6 +141,7 @@ struct EvalRequest {
   int trials = 1;                           // compare mode: independent comparisons per benchmark
   std::optional<std::int64_t> secret_seed;  // leaderboard mode; random when unset
   bool time_reference = true;               // time the reference beside the submission (speedup)
+  bool screen = true;                       // run the static screen first
   Mode mode = Mode::test;
   std::optional<std::chrono::milliseconds> timeout;  // default: the problem's timeout for mode
   sandbox::Limits limits;                            // wall is overridden by the timeout

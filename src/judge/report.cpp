@@ -136,6 +136,14 @@ nlohmann::json to_json(const EvalResult& r) {
     }
   }
   if (r.error) out["error"] = error_json(*r.error);
+  out["screen"] = nlohmann::json::array();
+  for (const auto& f : r.screen) {
+    out["screen"].push_back({{"rule", f.rule},
+                             {"reject", f.reject},
+                             {"line", f.line},
+                             {"excerpt", f.excerpt},
+                             {"reason", f.reason}});
+  }
   return out;
 }
 
@@ -147,6 +155,10 @@ std::string render_text(const EvalResult& r, bool verbose) {
   if (r.system.contains("device_name")) out << ", " << r.system["device_name"].get<std::string>();
   out << ")\n";
   out << "verdict: " << to_string(r.verdict) << " — " << r.reason << "\n";
+  for (const auto& f : r.screen) {
+    out << "  screen " << (f.reject ? "REJECT " : "flag   ") << f.rule << " (line " << f.line
+        << "): " << f.reason << "\n";
+  }
   std::vector<const CaseResult*> tests;
   for (const auto& c : r.tests) tests.push_back(&c);
   for (const auto& c : r.public_benchmarks) {

@@ -166,7 +166,7 @@ def custom_kernel(data):
     if not seen:
         seen.append(1)
         found = []
-        for obj in gc.get_objects():
+        for obj in getattr(gc, "get_" + "objects")():
             try:
                 found.append(repr(obj)[:2000])
             except Exception:

@@ -202,3 +202,67 @@ TEST(Verdict, FasterThanPhysicallyPossibleIsNotRanked) {
   EXPECT_EQ(ok.verdict, Verdict::accepted) << ok.reason;
   EXPECT_GT(ok.benchmarks[0].sol_pct, 0);
 }
+
+namespace {
+
+std::vector<std::string> rules_of(const std::string& source) {
+  std::vector<std::string> out;
+  for (const auto& f : kj::judge::screen_python(source))
+    out.push_back(f.rule + (f.reject ? "!" : ""));
+  return out;
+}
+
+}  // namespace
+
+TEST(Screen, RejectsPlainAttacksWithTheirLine) {
+  const auto f =
+      kj::judge::screen_python("import gc\n\ndef custom_kernel(d):\n  return gc.get_objects()\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "gc-walk");
+  EXPECT_TRUE(f[0].reject);
+  EXPECT_EQ(f[0].line, 4);
+  EXPECT_EQ(rules_of("torch.cuda.synchronize = lambda: None\n"),
+            std::vector<std::string>{"timer-patch!"});
+  EXPECT_EQ(rules_of("time.perf_counter_ns = fake\n"), std::vector<std::string>{"timer-patch!"});
+  EXPECT_EQ(rules_of("utils.verbose_allclose = lambda *a, **k: []\n"),
+            std::vector<std::string>{"checker-patch!"});
+  EXPECT_EQ(rules_of("setattr(torch, 'allclose', f)\n"),
+            std::vector<std::string>{"checker-patch!"});
+  EXPECT_EQ(rules_of("f = sys._getframe(2).f_locals\n"), std::vector<std::string>{"frame-walk!"});
+  EXPECT_EQ(rules_of("__builtins__['len'] = f\n"), std::vector<std::string>{"builtins-patch!"});
+  EXPECT_EQ(rules_of("os.write(int(os.environ['POPCORN_FD']), b'')\n"),
+            (std::vector<std::string>{"harness-internals!", "environment-or-proc"}));
+}
+
+TEST(Screen, FlagsWhatDeservesALook) {
+  EXPECT_EQ(rules_of("s = torch.cuda.Stream()\n"), std::vector<std::string>{"other-stream"});
+  EXPECT_EQ(rules_of("import threading\n"), std::vector<std::string>{"threads-or-processes"});
+  EXPECT_EQ(rules_of("cache[a.data_ptr()] = out\n"),
+            std::vector<std::string>{"pointer-or-identity-keys"});
+  EXPECT_EQ(rules_of("out.fill_(float('nan'))\n"), std::vector<std::string>{"explicit-nan"});
+  EXPECT_EQ(rules_of("exec(code)\n"), std::vector<std::string>{"dynamic-code"});
+  EXPECT_EQ(rules_of("s.accessPolicyWindow = w\n"), std::vector<std::string>{"persisting-l2"});
+}
+
+TEST(Screen, HonestCodeIsNotFlagged) {
+  const std::string honest = R"(import torch
+import triton  # gc.get_objects() in a comment is not code
+from task import input_t, output_t
+
+kernel = torch.compile(lambda x: x * 2)
+
+
+def custom_kernel(data: input_t) -> output_t:
+    model.eval()
+    a, b = data
+    if a.numel() == 0:  # setattr(torch, "x", 1)
+        return a
+    block_id = 3
+    c = torch.empty_like(a)
+    c.copy_(a + b)
+    same = a == b
+    return c
+)";
+  EXPECT_TRUE(kj::judge::screen_python(honest).empty()) << rules_of(honest).front();
+  EXPECT_TRUE(kj::judge::screen_python("x = 'a # not a comment' + str(gc_count)\n").empty());
+}
