@@ -266,7 +266,7 @@ TEST(SandboxFilesystem, BindTargetAndWritableBind) {
 }
 
 TEST(SandboxFilesystem, BindsUnderRootOnlyDirectoriesWork) {
-  if (getuid() != 0) GTEST_SKIP() << "needs root (as for /root/.pyenv on our machines)";
+  if (getuid() != 0) GTEST_SKIP() << "needs root (as for an interpreter installed under /root)";
   HostDir host;  // mode 0700, owned by root, like /root
   fs::create_directories(host.path() + "/prefix/bin");
   std::ofstream(host.path() + "/prefix/bin/tool") << "#!/bin/sh\necho tool-ran\n";
