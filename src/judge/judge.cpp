@@ -21,6 +21,7 @@ namespace {
 constexpr const char* kHarnessMount = "/kj/harness";
 constexpr const char* kTaskMount = "/kj/task";
 constexpr const char* kTaskBMount = "/kj/task_b";
+constexpr int kRankedRechecks = 64;
 
 // A host directory removed with everything in it when the owner goes away.
 class TempDir {
@@ -291,9 +292,11 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
                                                     request.mode == Mode::leaderboard)},
   };
   if (problem.seed) job["seed"] = *problem.seed;
-  // A ranked run re-checks every timed output the runner kept, not a sample of them.
-  if (request.mode == Mode::leaderboard && !job["timing"].contains("recheck"))
-    job["timing"]["recheck"] = 0;
+  // A ranked run re-checks a random 64 of the kept timed outputs (the runner keeps a reservoir,
+  // so every call is equally likely to be among them), not just one.
+  if (request.mode == Mode::leaderboard && !job["timing"].contains("recheck")) {
+    job["timing"]["recheck"] = kRankedRechecks;
+  }
   if (compare) {
     job["submission_dirs"] = {kTaskMount, kTaskBMount};
     job["trials"] = std::max(1, request.trials);
