@@ -1,4 +1,5 @@
 // Reports of one evaluation: JSON for machines, text for people.
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -69,6 +70,72 @@ std::string indent(const std::string& text, const std::string& prefix) {
   std::string line;
   while (std::getline(in, line)) out << prefix << line << "\n";
   return out.str();
+}
+
+std::string format_or_dash(bool known, const char* format, double value) {
+  if (!known) return "–";
+  char text[32];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// One row per benchmark: the figures a leaderboard shows, then notes and failures below it.
+std::string benchmark_table(const std::vector<CaseResult>& benchmarks) {
+  std::vector<std::vector<std::string>> rows = {
+      {"bench", "arguments", "median", "IQR", "n", "clock", "cycles", "% SoL", "speedup"}};
+  std::ostringstream notes;
+  for (const auto& c : benchmarks) {
+    const auto& s = c.summary;
+    const bool pass = c.status == "pass";
+    std::string clock = c.clock;
+    if (c.batch > 1) clock += " x" + std::to_string(c.batch);
+    rows.push_back({std::to_string(c.index) + (pass ? "" : " " + c.status), describe_args(c.spec),
+                    pass ? bench::format_ns(s.median) : "–", pass ? bench::format_ns(s.iqr()) : "–",
+                    pass ? std::to_string(s.n) : "–", pass ? clock : "–",
+                    format_or_dash(pass && c.median_clock_mhz > 0, "%.0f",
+                                   s.median * c.median_clock_mhz / 1e3),
+                    format_or_dash(pass && c.floor_ns > 0, "%.1f %%", c.sol_pct),
+                    format_or_dash(pass && c.reference_summary.n > 0, "%.3fx", c.speedup())});
+    const std::string label = "  bench " + std::to_string(c.index) + ": ";
+    if (pass) {
+      notes << label << "mean " << bench::format_ns(s.mean) << ", min " << bench::format_ns(s.min)
+            << ", stop: " << c.stop_reason;
+      if (c.reference_summary.n > 0) {
+        notes << ", reference median " << bench::format_ns(c.reference_summary.median);
+      }
+      if (c.floor_ns > 0) notes << ", physical floor " << bench::format_ns(c.floor_ns);
+      notes << "\n";
+      if (c.at_launch_floor)
+        notes << label << "at launch floor: too short to rank apart reliably\n";
+      if (c.other_stream_samples > 0) {
+        notes << label << c.other_stream_samples
+              << " samples left work on other streams: timed until the device was idle\n";
+      }
+    }
+    if (!pass && !c.message.empty()) notes << indent(c.message, label);
+    if (c.error) notes << indent(c.error->type + ": " + c.error->message, label);
+  }
+  std::vector<std::size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      // Display width: count UTF-8 lead bytes only ("µ" and "–" are two or three bytes).
+      std::size_t width = 0;
+      for (unsigned char ch : row[i]) width += (ch & 0xC0) != 0x80;
+      widths[i] = std::max(widths[i], width);
+    }
+  }
+  std::ostringstream out;
+  for (const auto& row : rows) {
+    out << " ";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::size_t width = 0;
+      for (unsigned char ch : row[i]) width += (ch & 0xC0) != 0x80;
+      const std::string pad(widths[i] - width + 2, ' ');
+      out << " " << (i >= 2 ? pad.substr(2) + row[i] + "  " : row[i] + pad);  // numbers right
+    }
+    out << "\n";
+  }
+  return out.str() + notes.str();
 }
 
 }  // namespace
@@ -176,42 +243,7 @@ std::string render_text(const EvalResult& r, bool verbose) {
     if (c.status == "fail" && !c.message.empty()) out << indent(c.message, "           ");
     if (c.error) out << indent(c.error->type + ": " + c.error->message, "           ");
   }
-  for (const auto& c : r.benchmarks) {
-    char line[64];
-    std::snprintf(line, sizeof line, "  bench %-3d %-5s ", c.index, c.status.c_str());
-    out << line << describe_args(c.spec) << "\n";
-    if (c.status == "pass") {
-      const auto& s = c.summary;
-      out << "           median " << bench::format_ns(s.median) << "  IQR "
-          << bench::format_ns(s.iqr()) << "  mean " << bench::format_ns(s.mean) << "  min "
-          << bench::format_ns(s.min) << "  n=" << s.n << "  (" << c.clock;
-      if (c.batch > 1) out << ", " << c.batch << " calls per sample";
-      if (c.median_clock_mhz > 0) {
-        char cycles[64];
-        std::snprintf(cycles, sizeof cycles, ", SM %.0f MHz, %.0f cycles", c.median_clock_mhz,
-                      s.median * c.median_clock_mhz / 1e3);
-        out << cycles;
-      }
-      out << ", stop: " << c.stop_reason << ")\n";
-      if (c.reference_summary.n > 0) {
-        char speed[96];
-        std::snprintf(speed, sizeof speed, "           reference median %s, speedup %.3fx\n",
-                      bench::format_ns(c.reference_summary.median).c_str(), c.speedup());
-        out << speed;
-      }
-      if (c.at_launch_floor)
-        out << "           at launch floor: too short to rank apart reliably\n";
-      if (c.floor_ns > 0) {
-        char sol[96];
-        std::snprintf(sol, sizeof sol, "           %.1f %% of speed-of-light (physical floor %s)\n",
-                      c.sol_pct, bench::format_ns(c.floor_ns).c_str());
-        out << sol;
-      }
-    } else if (!c.message.empty()) {
-      out << indent(c.message, "           ");
-    }
-    if (c.error) out << indent(c.error->type + ": " + c.error->message, "           ");
-  }
+  if (!r.benchmarks.empty()) out << benchmark_table(r.benchmarks);
   if (r.score_ns) {
     out << "score (" << r.ranking_by << " of medians): " << bench::format_ns(*r.score_ns);
     if (r.speedup) {
