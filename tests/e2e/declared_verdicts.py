@@ -6,7 +6,8 @@ Usage:
   declared_verdicts.py --kj KJ --problem DIR CORPUS_DIR  # each corpus file: `kj eval DIR FILE`
 
 Corpus files may add, on their second line, `# leaves: <pattern>`: after the run no process whose
-command line contains <pattern> may exist on the host, and no host file /tmp/<pattern> either.
+command line contains <pattern> may exist on the host, and no host file /tmp/<pattern> either; or
+`# mode: leaderboard`: judged in leaderboard mode (first benchmark only, short timing).
 """
 
 import argparse
@@ -72,8 +73,11 @@ def check_corpus(kj, problem, corpus, extra):
             continue
         declared = lines[0].split("expect:", 1)[1].strip()
         leaves = lines[1].split("leaves:", 1)[1].strip() if "leaves:" in lines[1] else None
+        mode = ["--mode", "leaderboard", "--case", "0", "--max-repeats", "12", "--max-time", "1"] \
+            if "mode: leaderboard" in lines[1] else []
         start = time.monotonic()
-        proc = subprocess.run([kj, "eval", problem, path, "--json", *extra], capture_output=True, text=True)
+        proc = subprocess.run([kj, "eval", problem, path, "--json", *mode, *extra], capture_output=True,
+                              text=True)
         elapsed = time.monotonic() - start
         try:
             result = json.loads(proc.stdout)

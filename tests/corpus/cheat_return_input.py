@@ -1,0 +1,4 @@
+# expect: wrong_answer
+def custom_kernel(data):
+    a, b = data
+    return a
