@@ -34,6 +34,14 @@ def problem(name):
     return os.path.join(ROOT, "problems", name)
 
 
+def copy_of_vectoradd(tmp):
+    """A writable copy of problems/vectoradd (with the shared utils.py beside it) to break."""
+    copy = os.path.join(tmp, "vectoradd")
+    shutil.copytree(problem("vectoradd"), copy)
+    shutil.copy(os.path.join(ROOT, "problems", "utils.py"), os.path.join(tmp, "utils.py"))
+    return copy
+
+
 @case("eval prints a readable report with per-test lines and exits 0 when accepted")
 def _():
     proc = kj("eval", problem("vectoradd"), os.path.join(problem("vectoradd"), "solutions/correct/triton.py"))
@@ -76,9 +84,7 @@ def _():
 @case("a malformed task.yml is refused naming file, line and field; exit 2")
 def _():
     with tempfile.TemporaryDirectory() as tmp:
-        bad = os.path.join(tmp, "bad")
-        shutil.copytree(problem("vectoradd"), bad)
-        shutil.copy(os.path.join(ROOT, "problems", "utils.py"), os.path.join(tmp, "utils.py"))
+        bad = copy_of_vectoradd(tmp)
         with open(os.path.join(bad, "task.yml")) as f:
             text = f.read()
         with open(os.path.join(bad, "task.yml"), "w") as f:
@@ -100,9 +106,7 @@ def _():
 @case("a broken reference is an internal error, never the submission's fault")
 def _():
     with tempfile.TemporaryDirectory() as tmp:
-        bad = os.path.join(tmp, "broken")
-        shutil.copytree(problem("vectoradd"), bad)
-        shutil.copy(os.path.join(ROOT, "problems", "utils.py"), os.path.join(tmp, "utils.py"))
+        bad = copy_of_vectoradd(tmp)
         with open(os.path.join(bad, "reference.py"), "a") as f:
             f.write("\nraise ImportError('reference deliberately broken')\n")
         proc, result = kj("eval", bad, os.path.join(bad, "solutions/correct/pytorch.py"), "--json", check_json=True)
