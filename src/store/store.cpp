@@ -1,0 +1,67 @@
+#include "store/store.h"
+
+#include <algorithm>
+
+#include "store/detail/sqlite_schema.h"
+#include "store/detail/sqlite_store.h"
+
+namespace kj::store {
+
+StoreError::StoreError(std::string operation, const std::string& message)
+    : std::runtime_error(operation + ": " + message), operation_(std::move(operation)) {}
+
+std::string to_string(Visibility visibility) {
+  return visibility == Visibility::listed ? "public" : "hidden";
+}
+
+std::optional<Visibility> visibility_from_string(std::string_view name) {
+  if (name == "public") return Visibility::listed;
+  if (name == "hidden") return Visibility::hidden;
+  return std::nullopt;
+}
+
+std::string to_string(SubmissionStatus status) {
+  switch (status) {
+    case SubmissionStatus::queued:
+      return "queued";
+    case SubmissionStatus::running:
+      return "running";
+    case SubmissionStatus::done:
+      return "done";
+    case SubmissionStatus::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+std::string to_string(JobState state) {
+  switch (state) {
+    case JobState::queued:
+      return "queued";
+    case JobState::running:
+      return "running";
+    case JobState::done:
+      return "done";
+    case JobState::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+int latest_schema_version() {
+  int latest = 0;
+  for (const auto& migration : detail::sqlite_migrations())
+    latest = std::max(latest, migration.version);
+  return latest;
+}
+
+std::unique_ptr<Store> open_store(const std::string& url, StoreOptions options) {
+  if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+    throw StoreError("open", "the PostgreSQL backend is not built into this kj; use sqlite:PATH");
+  }
+  std::string path = url.starts_with("sqlite:") ? url.substr(7) : url;
+  if (path.empty()) throw StoreError("open", "no database path in " + url);
+  return detail::open_sqlite_store(path, std::move(options));
+}
+
+}  // namespace kj::store

@@ -1,0 +1,739 @@
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using kj::store::ClaimedJob;
+using kj::store::Id;
+using kj::store::JobOutcome;
+using kj::store::JobState;
+using kj::store::NewLeaderboard;
+using kj::store::NewRun;
+using kj::store::NewSubmission;
+using kj::store::open_store;
+using kj::store::Store;
+using kj::store::StoreError;
+using kj::store::StoreOptions;
+using kj::store::SubmissionStatus;
+using kj::store::Time;
+using kj::store::Visibility;
+
+namespace {
+
+const std::vector<std::string> kH200 = {"H200"};
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    dir_ = fs::temp_directory_path() /
+           ("kj-store-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(dir_);
+    path_ = (dir_ / "kj.db").string();
+    now_ = std::make_shared<Time>(Time(std::chrono::seconds(1'800'000'000)));
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  StoreOptions options(int max_attempts = 3) {
+    StoreOptions options;
+    auto now = now_;
+    options.now = [now] { return *now; };
+    options.max_attempts = max_attempts;
+    return options;
+  }
+  Store& open(int max_attempts = 3) {
+    store_ = open_store("sqlite:" + path_, options(max_attempts));
+    return *store_;
+  }
+  void advance(std::chrono::microseconds by) { *now_ += by; }
+  Time now() const { return *now_; }
+
+  Id leaderboard(const std::string& name = "vectoradd",
+                 std::vector<std::string> gpus = {"H200", "cpu"}) {
+    NewLeaderboard board;
+    board.name = name;
+    board.problem_dir = "problems/vectoradd";
+    board.task_yaml = "lang: py\n";
+    board.description = "add two vectors";
+    board.gpu_types = std::move(gpus);
+    return store_->create_leaderboard(board).id;
+  }
+  Id user(const std::string& name) { return store_->create_user(name, false).id; }
+  kj::store::Submission submit(Id user_id, Id board_id, const std::string& code,
+                               const std::string& mode = "leaderboard",
+                               const std::string& gpu = "H200") {
+    return store_->create_submission({user_id, board_id, "submission.py", code, gpu, mode});
+  }
+
+  // Claims the next job and completes it with one run of `mode`.
+  void judge(const std::string& worker, double score, bool passed = true,
+             const std::string& mode = "leaderboard", bool secret_failed = false,
+             std::vector<std::string> gpus = kH200) {
+    auto claimed = store_->claim_next_job(worker, gpus, 60s);
+    ASSERT_TRUE(claimed.has_value());
+    JobOutcome outcome;
+    outcome.verdict = passed ? "accepted" : "wrong_answer";
+    outcome.score = score;
+    NewRun run;
+    run.mode = mode;
+    run.runner = gpus.front();
+    run.score = score;
+    run.passed = passed;
+    run.start_time = now();
+    run.end_time = now();
+    outcome.runs.push_back(run);
+    if (secret_failed) {
+      run.secret = true;
+      run.passed = false;
+      outcome.runs.push_back(run);
+    }
+    ASSERT_TRUE(store_->complete(claimed->lease, outcome));
+  }
+
+  std::string file_bytes(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    return bytes.str();
+  }
+
+  fs::path dir_;
+  std::string path_;
+  std::shared_ptr<Time> now_;
+  std::unique_ptr<Store> store_;
+};
+
+JobOutcome accepted_outcome(double score, Time at) {
+  JobOutcome outcome;
+  outcome.verdict = "accepted";
+  outcome.score = score;
+  NewRun run;
+  run.mode = "leaderboard";
+  run.runner = "NVIDIA H200";
+  run.score = score;
+  run.passed = true;
+  run.result_json = R"({"check":"pass"})";
+  run.system_json = R"({"gpu":"NVIDIA H200"})";
+  run.start_time = at;
+  run.end_time = at + 5s;
+  outcome.runs.push_back(run);
+  return outcome;
+}
+
+// ---- opening and migrations ----------------------------------------------------------------
+
+TEST_F(StoreTest, MigrationsApplyOnceAndDataSurvivesReopen) {
+  open();
+  EXPECT_EQ(store_->schema_version(), kj::store::latest_schema_version());
+  Id board = leaderboard();
+  store_.reset();
+  for (int i = 0; i < 3; ++i) {
+    open();
+    EXPECT_EQ(store_->schema_version(), kj::store::latest_schema_version());
+    auto found = store_->get_leaderboard("vectoradd");
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->id, board);
+    store_.reset();
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* count = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT COUNT(*) FROM schema_migrations", -1, &count, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(count), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(count, 0), kj::store::latest_schema_version());
+  sqlite3_finalize(count);
+  sqlite3_stmt* mode = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &mode, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(mode), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(mode, 0)), "wal");
+  sqlite3_finalize(mode);
+  sqlite3_close(raw);
+}
+
+TEST_F(StoreTest, NewerSchemaThanTheBinaryIsRefused) {
+  open();
+  store_.reset();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "INSERT INTO schema_migrations (version, name, applied_at) "
+                         "VALUES (999, 'from the future', 0)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  try {
+    open();
+    FAIL() << "opened a database with a newer schema";
+  } catch (const StoreError& error) {
+    EXPECT_EQ(error.operation(), "open");
+    EXPECT_NE(std::string(error.what()).find("schema version 999"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(StoreTest, UrlsSelectTheBackend) {
+  EXPECT_NO_THROW(open_store((dir_ / "plain.db").string(), options()));
+  EXPECT_TRUE(fs::exists(dir_ / "plain.db"));
+  try {
+    open_store("postgres://judge@localhost/kj");
+    FAIL() << "postgres URL accepted";
+  } catch (const StoreError& error) {
+    EXPECT_NE(std::string(error.what()).find("PostgreSQL backend is not built"), std::string::npos);
+  }
+  EXPECT_THROW(open_store("sqlite:"), StoreError);
+  EXPECT_THROW(open_store("sqlite:" + (dir_ / "missing-dir" / "kj.db").string()), StoreError);
+}
+
+// ---- leaderboards ---------------------------------------------------------------------------
+
+TEST_F(StoreTest, LeaderboardsKeepTheirSnapshotAndHideHiddenOnes) {
+  open();
+  NewLeaderboard board;
+  board.name = "softmax";
+  board.problem_dir = "problems/softmax";
+  board.task_yaml = "lang: py\n";
+  board.description = "rows";
+  board.deadline = now() + 24h;
+  board.gpu_types = {"H200", "cpu", "H200"};
+  auto created = store_->create_leaderboard(board);
+  EXPECT_EQ(created.gpu_types, (std::vector<std::string>{"H200", "cpu"}));
+  EXPECT_EQ(created.deadline, now() + 24h);
+  EXPECT_EQ(created.visibility, Visibility::listed);
+
+  board.name = "secret-problem";
+  board.visibility = Visibility::hidden;
+  board.deadline.reset();
+  store_->create_leaderboard(board);
+  EXPECT_EQ(store_->list_leaderboards(false).size(), 1u);
+  EXPECT_EQ(store_->list_leaderboards(true).size(), 2u);
+
+  store_->set_leaderboard_visibility("secret-problem", Visibility::listed);
+  store_->set_leaderboard_deadline("softmax", std::nullopt);
+  EXPECT_EQ(store_->list_leaderboards(false).size(), 2u);
+  EXPECT_FALSE(store_->get_leaderboard("softmax")->deadline.has_value());
+
+  advance(1h);
+  auto synced = store_->sync_leaderboard("softmax", "lang: py\ntests: []\n", "rows, v2");
+  EXPECT_EQ(synced.task_yaml, "lang: py\ntests: []\n");
+  EXPECT_EQ(synced.description, "rows, v2");
+  EXPECT_EQ(synced.synced_at, now());
+  EXPECT_THROW(store_->sync_leaderboard("nope", "", ""), StoreError);
+  EXPECT_THROW(store_->set_leaderboard_deadline("nope", now()), StoreError);
+}
+
+TEST_F(StoreTest, SecretSeedsDifferAndAreStable) {
+  open();
+  leaderboard("a");
+  leaderboard("b");
+  auto a = store_->leaderboard_secret_seed("a");
+  EXPECT_EQ(a, store_->leaderboard_secret_seed("a"));
+  EXPECT_NE(a, store_->leaderboard_secret_seed("b"));
+  EXPECT_GE(a, 0);
+  EXPECT_THROW(store_->leaderboard_secret_seed("c"), StoreError);
+}
+
+TEST_F(StoreTest, DuplicateLeaderboardNameIsRefusedAndChangesNothing) {
+  open();
+  leaderboard("vectoradd", {"H200"});
+  NewLeaderboard again;
+  again.name = "vectoradd";
+  again.problem_dir = "elsewhere";
+  again.task_yaml = "other";
+  again.gpu_types = {"B200"};
+  try {
+    store_->create_leaderboard(again);
+    FAIL() << "duplicate accepted";
+  } catch (const StoreError& error) {
+    EXPECT_EQ(error.operation(), "create_leaderboard");
+    EXPECT_NE(std::string(error.what()).find("already exists"), std::string::npos);
+  }
+  auto boards = store_->list_leaderboards(true);
+  ASSERT_EQ(boards.size(), 1u);
+  EXPECT_EQ(boards[0].problem_dir, "problems/vectoradd");
+  EXPECT_EQ(boards[0].gpu_types, (std::vector<std::string>{"H200"}));
+}
+
+// ---- users and tokens -----------------------------------------------------------------------
+
+TEST_F(StoreTest, TokensAreStoredHashedAndRevocable) {
+  open();
+  Id alice = user("alice");
+  auto issued = store_->create_token(alice, "laptop");
+  EXPECT_EQ(issued.token.size(), 3u + 64u);
+  EXPECT_NE(store_->create_token(alice, "ci").token, issued.token);
+
+  auto found = store_->user_for_token(issued.token);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->name, "alice");
+  std::string wrong = issued.token;
+  wrong.back() = wrong.back() == '0' ? '1' : '0';
+  EXPECT_FALSE(store_->user_for_token(wrong).has_value());
+  EXPECT_FALSE(store_->user_for_token("").has_value());
+
+  // The clear token is nowhere in the database files.
+  std::string bytes = file_bytes(path_) + file_bytes(path_ + "-wal");
+  EXPECT_EQ(bytes.find(issued.token), std::string::npos);
+  EXPECT_EQ(bytes.find(issued.token.substr(3)), std::string::npos);
+
+  EXPECT_TRUE(store_->revoke_token(issued.token_id));
+  EXPECT_FALSE(store_->revoke_token(issued.token_id));
+  EXPECT_FALSE(store_->user_for_token(issued.token).has_value());
+  EXPECT_THROW(store_->create_token(12345, "nobody"), StoreError);
+}
+
+TEST_F(StoreTest, DuplicateUserNameIsRefused) {
+  open();
+  user("alice");
+  EXPECT_THROW(store_->create_user("alice", true), StoreError);
+  EXPECT_FALSE(store_->get_user("alice")->is_admin);
+  EXPECT_FALSE(store_->get_user("bob").has_value());
+}
+
+// ---- code and submissions -------------------------------------------------------------------
+
+TEST_F(StoreTest, IdenticalCodeIsStoredOnce) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  Id bob = user("bob");
+  auto first = submit(alice, board, "def custom_kernel(x): return x\n");
+  auto second = submit(bob, board, "def custom_kernel(x): return x\n");
+  auto third = submit(alice, board, "def custom_kernel(x): return x + 0\n");
+  EXPECT_EQ(first.code_id, second.code_id);
+  EXPECT_EQ(first.code_sha256, second.code_sha256);
+  EXPECT_NE(first.code_id, third.code_id);
+  EXPECT_EQ(store_->put_code("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  std::string with_nul("a\0b\xff", 4);
+  auto hash = store_->put_code(with_nul);
+  EXPECT_EQ(store_->get_code(hash), with_nul);
+  EXPECT_EQ(store_->get_code(first.code_sha256), "def custom_kernel(x): return x\n");
+}
+
+TEST_F(StoreTest, SubmissionForUnknownUserOrLeaderboardChangesNothing) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  const std::string code = "abc";
+  const std::string code_sha256 =
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  try {
+    store_->create_submission({alice + 100, board, "s.py", code, "H200", "test"});
+    FAIL() << "unknown user accepted";
+  } catch (const StoreError& error) {
+    EXPECT_EQ(error.operation(), "create_submission");
+    EXPECT_NE(std::string(error.what()).find("no user with id"), std::string::npos);
+  }
+  EXPECT_THROW(store_->create_submission({alice, board + 100, "s.py", code, "H200", "test"}),
+               StoreError);
+  EXPECT_THROW(store_->create_submission({alice, board, "", code, "H200", "test"}), StoreError);
+  EXPECT_TRUE(store_->user_submissions(alice, 0, 100).empty());
+  EXPECT_EQ(store_->count_queued_jobs("H200"), 0);
+  // The code of a refused submission was not kept either.
+  EXPECT_FALSE(store_->get_code(code_sha256).has_value());
+  EXPECT_EQ(store_->put_code(code), code_sha256);
+  EXPECT_EQ(store_->get_code(code_sha256), code);
+}
+
+TEST_F(StoreTest, UserSubmissionsNewestFirst) {
+  open();
+  Id vectoradd = leaderboard("vectoradd");
+  Id softmax = leaderboard("softmax");
+  Id alice = user("alice");
+  auto a = submit(alice, vectoradd, "a");
+  advance(1s);
+  auto b = submit(alice, softmax, "b");
+  advance(1s);
+  auto c = submit(alice, vectoradd, "c", "test");
+  auto all = store_->user_submissions(alice, 0, 10);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].id, c.id);
+  EXPECT_EQ(all[2].id, a.id);
+  EXPECT_EQ(all[1].leaderboard_name, "softmax");
+  EXPECT_EQ(store_->user_submissions(alice, vectoradd, 10).size(), 2u);
+  EXPECT_EQ(store_->user_submissions(alice, 0, 1).size(), 1u);
+  EXPECT_EQ(b.status, SubmissionStatus::queued);
+}
+
+// ---- the queue ------------------------------------------------------------------------------
+
+TEST_F(StoreTest, ClaimGivesTheOldestJobForTheWorkersGpus) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  auto on_cpu = submit(alice, board, "1", "test", "cpu");
+  auto on_h200 = submit(alice, board, "2", "test", "H200");
+  EXPECT_EQ(store_->count_queued_jobs("cpu"), 1);
+  EXPECT_FALSE(store_->claim_next_job("w", std::vector<std::string>{"B200"}, 60s).has_value());
+  auto claimed = store_->claim_next_job("w", kH200, 60s);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->submission.id, on_h200.id);
+  EXPECT_EQ(claimed->code, "2");
+  EXPECT_EQ(claimed->problem_dir, "problems/vectoradd");
+  EXPECT_EQ(claimed->secret_seed, store_->leaderboard_secret_seed("vectoradd"));
+  EXPECT_EQ(claimed->job.state, JobState::running);
+  EXPECT_EQ(claimed->job.lease_expires_at, now() + 60s);
+  EXPECT_EQ(store_->get_submission(on_h200.id)->status, SubmissionStatus::running);
+  auto both = store_->claim_next_job("w", std::vector<std::string>{"H200", "cpu"}, 60s);
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->submission.id, on_cpu.id);
+  EXPECT_FALSE(store_->claim_next_job("w", std::vector<std::string>{"H200", "cpu"}, 60s));
+}
+
+TEST_F(StoreTest, CompleteRecordsRunsAndVerdictOnce) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(claimed.has_value());
+  ASSERT_TRUE(store_->complete(claimed->lease, accepted_outcome(1234.5, now())));
+  EXPECT_FALSE(store_->complete(claimed->lease, accepted_outcome(1.0, now())));
+  auto done = store_->get_submission(submission.id);
+  EXPECT_EQ(done->status, SubmissionStatus::done);
+  EXPECT_EQ(done->verdict, "accepted");
+  EXPECT_EQ(done->score, 1234.5);
+  auto runs = store_->submission_runs(submission.id);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].score, 1234.5);
+  EXPECT_EQ(runs[0].system_json, R"({"gpu":"NVIDIA H200"})");
+  EXPECT_EQ(runs[0].end_time - runs[0].start_time, 5s);
+  EXPECT_EQ(store_->get_job(claimed->job.id)->state, JobState::done);
+}
+
+TEST_F(StoreTest, OnlyTheLeaseHolderCompletes) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(claimed.has_value());
+  auto stranger = claimed->lease;
+  stranger.worker_id = "worker-2";
+  EXPECT_FALSE(store_->complete(stranger, accepted_outcome(1, now())));
+  EXPECT_FALSE(store_->heartbeat(stranger, 60s));
+  EXPECT_FALSE(store_->release(stranger, "not mine"));
+  EXPECT_FALSE(store_->append_progress(stranger, "{}").has_value());
+  EXPECT_TRUE(store_->submission_runs(submission.id).empty());
+  EXPECT_EQ(store_->get_job(claimed->job.id)->state, JobState::running);
+  EXPECT_TRUE(store_->complete(claimed->lease, accepted_outcome(2, now())));
+  EXPECT_EQ(store_->get_submission(submission.id)->score, 2);
+}
+
+TEST_F(StoreTest, InvalidRunJsonRollsBackTheWholeCompletion) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
+  auto outcome = accepted_outcome(5, now());
+  outcome.runs.push_back(outcome.runs[0]);
+  outcome.runs[1].result_json = "{not json";
+  EXPECT_THROW((void)store_->complete(claimed->lease, outcome), StoreError);
+  EXPECT_TRUE(store_->submission_runs(submission.id).empty());
+  EXPECT_EQ(store_->get_job(claimed->job.id)->state, JobState::running);
+  EXPECT_EQ(store_->get_submission(submission.id)->status, SubmissionStatus::running);
+  EXPECT_TRUE(store_->complete(claimed->lease, accepted_outcome(5, now())));
+}
+
+TEST_F(StoreTest, ExpiredLeaseIsRequeuedAndTheOldHolderLosesIt) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto first = store_->claim_next_job("worker-1", kH200, 30s);
+  ASSERT_TRUE(first.has_value());
+  advance(20s);
+  EXPECT_TRUE(store_->heartbeat(first->lease, 30s));  // now expires at +50 s
+  EXPECT_EQ(store_->requeue_expired(now() + 20s), 0);
+  EXPECT_EQ(store_->requeue_expired(now() + 31s), 1);
+  auto job = store_->get_job(first->job.id);
+  EXPECT_EQ(job->state, JobState::queued);
+  EXPECT_EQ(job->attempts, 1);
+  EXPECT_EQ(job->error, "lease expired");
+  EXPECT_EQ(store_->get_submission(submission.id)->status, SubmissionStatus::queued);
+
+  EXPECT_FALSE(store_->heartbeat(first->lease, 30s));
+  // The same worker id claiming again gets a new attempt; the stale lease stays dead.
+  auto second = store_->claim_next_job("worker-1", kH200, 30s);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->lease.attempt, 2);
+  EXPECT_FALSE(store_->complete(first->lease, accepted_outcome(1, now())));
+  EXPECT_TRUE(store_->complete(second->lease, accepted_outcome(2, now())));
+  EXPECT_EQ(store_->submission_runs(submission.id).size(), 1u);
+  EXPECT_EQ(store_->get_submission(submission.id)->score, 2);
+}
+
+TEST_F(StoreTest, JobFailsWithInternalErrorAfterMaxAttempts) {
+  open(/*max_attempts=*/2);
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto first = store_->claim_next_job("w", kH200, 10s);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(store_->requeue_expired(now() + 11s), 1);
+  auto second = store_->claim_next_job("w", kH200, 10s);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_TRUE(store_->release(second->lease, "GPU fell off the bus"));
+  auto job = store_->get_job(first->job.id);
+  EXPECT_EQ(job->state, JobState::failed);
+  EXPECT_EQ(job->attempts, 2);
+  EXPECT_NE(job->error.find("internal_error"), std::string::npos);
+  EXPECT_NE(job->error.find("GPU fell off the bus"), std::string::npos);
+  auto failed = store_->get_submission(submission.id);
+  EXPECT_EQ(failed->status, SubmissionStatus::failed);
+  EXPECT_EQ(failed->verdict, "internal_error");
+  EXPECT_FALSE(store_->claim_next_job("w", kH200, 10s).has_value());
+  EXPECT_FALSE(store_->complete(second->lease, accepted_outcome(1, now())));
+
+  // A rejudge queues a fresh job for the same submission.
+  auto again = store_->enqueue(submission.id, "H200");
+  EXPECT_EQ(again.state, JobState::queued);
+  EXPECT_EQ(store_->submission_jobs(submission.id).size(), 2u);
+  EXPECT_EQ(store_->get_submission(submission.id)->status, SubmissionStatus::queued);
+  EXPECT_THROW(store_->enqueue(submission.id + 100, "H200"), StoreError);
+}
+
+TEST_F(StoreTest, CrashedServerJobsAreRecoveredAndCompleteOnce) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto lost = store_->claim_next_job("worker-1", kH200, 3600s);
+  ASSERT_TRUE(lost.has_value());
+  store_.reset();  // the server dies mid-job
+
+  open();
+  EXPECT_EQ(store_->get_job(lost->job.id)->state, JobState::running);
+  EXPECT_EQ(store_->recover_running_jobs(), 1);
+  EXPECT_EQ(store_->get_job(lost->job.id)->state, JobState::queued);
+  EXPECT_EQ(store_->recover_running_jobs(), 0);
+  auto retried = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(retried.has_value());
+  EXPECT_EQ(retried->job.id, lost->job.id);
+  EXPECT_FALSE(store_->complete(lost->lease, accepted_outcome(1, now())));
+  EXPECT_TRUE(store_->complete(retried->lease, accepted_outcome(2, now())));
+  EXPECT_FALSE(store_->complete(retried->lease, accepted_outcome(3, now())));
+  EXPECT_EQ(store_->submission_runs(submission.id).size(), 1u);
+  EXPECT_EQ(store_->get_submission(submission.id)->score, 2);
+}
+
+TEST_F(StoreTest, ProgressEventsAreNumberedPerJob) {
+  open();
+  Id board = leaderboard();
+  submit(user("alice"), board, "code");
+  auto claimed = store_->claim_next_job("w", kH200, 60s);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(store_->append_progress(claimed->lease, R"({"stage":"compile"})"), 1);
+  advance(1s);
+  EXPECT_EQ(store_->append_progress(claimed->lease, R"({"stage":"test","case":0})"), 2);
+  EXPECT_THROW((void)store_->append_progress(claimed->lease, "not json"), StoreError);
+  auto all = store_->progress_since(claimed->job.id, 0);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].event_json, R"({"stage":"compile"})");
+  EXPECT_EQ(all[1].time - all[0].time, 1s);
+  auto later = store_->progress_since(claimed->job.id, 1);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].seq, 2);
+  ASSERT_TRUE(store_->complete(claimed->lease, accepted_outcome(1, now())));
+  EXPECT_FALSE(store_->append_progress(claimed->lease, "{}").has_value());
+}
+
+// Several connections claim from one queue at once: every job is claimed exactly once.
+void expect_each_claimed_once(const std::vector<Id>& claimed, const std::vector<Id>& jobs) {
+  std::map<Id, int> times;
+  for (Id id : claimed) ++times[id];
+  EXPECT_EQ(claimed.size(), jobs.size());
+  for (Id id : jobs) EXPECT_EQ(times[id], 1) << "job " << id;
+}
+
+TEST_F(StoreTest, ConcurrentThreadsClaimEachJobExactlyOnce) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  std::vector<Id> jobs;
+  for (int i = 0; i < 200; ++i) {
+    auto submission = submit(alice, board, "code " + std::to_string(i));
+    jobs.push_back(store_->submission_jobs(submission.id).at(0).id);
+  }
+  constexpr int kWorkers = 6;
+  std::vector<std::vector<Id>> claimed(kWorkers);
+  std::vector<std::thread> threads;
+  std::atomic<int> refused_completions{0};
+  for (int w = 0; w < kWorkers; ++w) {
+    threads.emplace_back([&, w] {
+      auto own = open_store("sqlite:" + path_, options());
+      std::string worker = "thread-" + std::to_string(w);
+      while (auto job = own->claim_next_job(worker, kH200, 60s)) {
+        claimed[w].push_back(job->job.id);
+        if (!own->complete(job->lease, accepted_outcome(1, now()))) ++refused_completions;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::vector<Id> all;
+  for (const auto& ids : claimed) all.insert(all.end(), ids.begin(), ids.end());
+  expect_each_claimed_once(all, jobs);
+  EXPECT_EQ(refused_completions.load(), 0);
+  for (Id id : jobs) EXPECT_EQ(store_->get_job(id)->state, JobState::done);
+}
+
+TEST_F(StoreTest, ConcurrentProcessesClaimEachJobExactlyOnce) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  std::vector<Id> jobs;
+  for (int i = 0; i < 200; ++i) {
+    auto submission = submit(alice, board, "code " + std::to_string(i));
+    jobs.push_back(store_->submission_jobs(submission.id).at(0).id);
+  }
+  store_.reset();
+  constexpr int kWorkers = 4;
+  std::vector<pid_t> children;
+  std::vector<int> read_ends;
+  for (int w = 0; w < kWorkers; ++w) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      int status = 0;
+      try {
+        auto own = open_store("sqlite:" + path_, options());
+        std::string worker = "process-" + std::to_string(w);
+        while (auto job = own->claim_next_job(worker, kH200, 60s)) {
+          Id id = job->job.id;
+          if (!own->complete(job->lease, accepted_outcome(1, now()))) status = 2;
+          if (write(fds[1], &id, sizeof id) != static_cast<ssize_t>(sizeof id)) status = 3;
+        }
+      } catch (...) {
+        status = 4;
+      }
+      close(fds[1]);
+      _exit(status);
+    }
+    close(fds[1]);
+    children.push_back(pid);
+    read_ends.push_back(fds[0]);
+  }
+  std::vector<Id> all;
+  for (int fd : read_ends) {
+    Id id = 0;
+    while (read(fd, &id, sizeof id) == static_cast<ssize_t>(sizeof id)) all.push_back(id);
+    close(fd);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
+  expect_each_claimed_once(all, jobs);
+  open();
+  for (Id id : jobs) EXPECT_EQ(store_->get_job(id)->state, JobState::done);
+}
+
+// ---- rankings and rate limits ---------------------------------------------------------------
+
+TEST_F(StoreTest, RankingTakesEachUsersBestEligibleScore) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  Id bob = user("bob");
+  Id carol = user("carol");
+  Id dave = user("dave");
+  Id erin = user("erin");
+  Id frank = user("frank");
+  Id grace = user("grace");
+
+  submit(alice, board, "a1");
+  judge("w", 100);
+  advance(1s);
+  submit(alice, board, "a2");
+  judge("w", 80);  // alice's best
+  advance(1s);
+  auto bob_fast = submit(bob, board, "b1");
+  judge("w", 70);
+  store_->set_submission_hacked(bob_fast.id, true);  // hacked: not ranked
+  submit(bob, board, "b2");
+  judge("w", 120);
+  submit(carol, board, "c1");
+  judge("w", 50, /*passed=*/false);  // failed: not ranked
+  submit(dave, board, "d1", "benchmark");
+  judge("w", 10, true, "benchmark");  // not a leaderboard run
+  submit(erin, board, "e1");
+  judge("w", 40, true, "leaderboard", /*secret_failed=*/true);
+  submit(frank, board, "f1", "leaderboard", "cpu");
+  judge("w", 5, true, "leaderboard", false, {"cpu"});  // another GPU type
+  advance(1s);
+  submit(grace, board, "g1");
+  judge("w", 120);  // ties with bob, submitted later
+
+  auto ranking = store_->ranking(board, "H200");
+  ASSERT_EQ(ranking.size(), 3u);
+  EXPECT_EQ(ranking[0].user_name, "alice");
+  EXPECT_EQ(ranking[0].score, 80);
+  EXPECT_EQ(ranking[0].rank, 1);
+  EXPECT_EQ(ranking[1].user_name, "bob");
+  EXPECT_EQ(ranking[1].score, 120);
+  EXPECT_EQ(ranking[1].rank, 2);
+  EXPECT_EQ(ranking[2].user_name, "grace");
+  EXPECT_EQ(ranking[2].rank, 2);
+
+  store_->set_submission_hacked(bob_fast.id, false);
+  EXPECT_EQ(store_->ranking(board, "H200")[0].user_name, "bob");
+  auto cpu = store_->ranking(board, "cpu");
+  ASSERT_EQ(cpu.size(), 1u);
+  EXPECT_EQ(cpu[0].user_id, frank);
+  EXPECT_THROW(store_->set_submission_hacked(9999, true), StoreError);
+  (void)carol;
+  (void)dave;
+  (void)erin;
+}
+
+TEST_F(StoreTest, RateWindowCountsTheLastHourAndSaysWhenToRetry) {
+  open();
+  Id board = leaderboard();
+  Id other_board = leaderboard("softmax");
+  Id alice = user("alice");
+  submit(alice, board, "1");
+  advance(10min);
+  submit(alice, board, "2");
+  advance(10min);
+  submit(alice, board, "3", "test");
+  submit(alice, other_board, "4");
+  advance(10min);
+
+  auto window = store_->rate_window(alice, board, "", 3, 1h);
+  EXPECT_EQ(window.submissions, 3);
+  ASSERT_TRUE(window.retry_after.has_value());
+  EXPECT_EQ(*window.retry_after, 30min);  // the first one leaves the window in 30 minutes
+  auto two_over = store_->rate_window(alice, board, "", 2, 1h);
+  EXPECT_EQ(*two_over.retry_after, 40min);  // two must leave: the second one in 40 minutes
+  EXPECT_FALSE(store_->rate_window(alice, board, "", 4, 1h).retry_after.has_value());
+  auto ranked_only = store_->rate_window(alice, board, "leaderboard", 3, 1h);
+  EXPECT_EQ(ranked_only.submissions, 2);
+  EXPECT_FALSE(ranked_only.retry_after.has_value());
+
+  advance(31min);
+  auto later = store_->rate_window(alice, board, "", 3, 1h);
+  EXPECT_EQ(later.submissions, 2);
+  EXPECT_FALSE(later.retry_after.has_value());
+}
+
+}  // namespace
