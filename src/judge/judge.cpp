@@ -317,6 +317,9 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
   }
 
   spec.argv = {environment.python.string(), "-m", "kj_harness"};
+  // `python -m` puts its starting directory first on the import path: a writable one would let
+  // the submission plant modules that the harness imports later. The task is read-only.
+  spec.workdir = kTaskMount;
   spec.env = environment.env;
   spec.binds = environment.binds;
   spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
