@@ -107,6 +107,10 @@ bool build_seccomp_filter(std::vector<sock_filter>& program, std::string& error)
     const scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag);
     if (!add(SCMP_ACT_KILL_PROCESS, "clone", 1, &cmp)) return false;
   }
+  // Setting another process's limits (pid != 0, new limit given): the harness runs as the same
+  // user, and shrinking its limits would make the trusted side fail. Reading them is harmless.
+  const scmp_arg_cmp other_process[] = {SCMP_A0(SCMP_CMP_NE, 0), SCMP_A2(SCMP_CMP_NE, 0)};
+  if (!add(SCMP_ACT_KILL_PROCESS, "prlimit64", 2, other_process)) return false;
 
   UniqueFd memfd(::memfd_create("kj-seccomp", MFD_CLOEXEC));
   if (!memfd) {
