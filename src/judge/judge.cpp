@@ -215,6 +215,9 @@ Environment discover_environment(const std::optional<std::string>& python,
       "PYTHONNOUSERSITE=1",
       "TRITON_CACHE_DIR=/tmp/.triton",
       "TORCH_EXTENSIONS_DIR=/tmp/.torch_extensions",
+      // Set, so torch never probes the scratch for a temporary directory: the check would
+      // fail once a submission filled the scratch.
+      "TORCHINDUCTOR_CACHE_DIR=/tmp/.torchinductor",
       "XDG_CACHE_HOME=/tmp/.cache",
       "MPLCONFIGDIR=/tmp/.matplotlib",
   };
