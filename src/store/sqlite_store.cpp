@@ -648,7 +648,7 @@ class SqliteStore final : public Store {
     return guarded("ranking", [&] {
       auto rows = db_.query(R"sql(
 WITH eligible AS (
-  SELECT s.user_id, s.id AS submission_id, s.file_name, s.created_at, r.score,
+  SELECT s.user_id, s.id AS submission_id, s.created_at, r.score,
          ROW_NUMBER() OVER (PARTITION BY s.user_id ORDER BY r.score, s.created_at, s.id) AS nth
   FROM submissions s JOIN runs r ON r.submission_id = s.id
   WHERE s.leaderboard_id = ?1 AND s.gpu_type = ?2 AND s.hacked = 0
@@ -656,8 +656,8 @@ WITH eligible AS (
     AND NOT EXISTS (SELECT 1 FROM runs f WHERE f.submission_id = s.id AND f.secret = 1
                     AND f.passed = 0)
 )
-SELECT e.user_id, u.name, e.submission_id, e.file_name, e.score, e.created_at
-FROM eligible e JOIN users u ON u.id = e.user_id
+SELECT e.user_id, u.name, e.submission_id, s.file_name, e.score, e.created_at
+FROM eligible e JOIN users u ON u.id = e.user_id JOIN submissions s ON s.id = e.submission_id
 WHERE e.nth = 1
 ORDER BY e.score, e.created_at, e.submission_id)sql");
       rows.bind(1, leaderboard_id).bind(2, gpu_type);

@@ -101,6 +101,7 @@ CREATE TABLE runs (
 CREATE INDEX runs_by_submission ON runs (submission_id);
 CREATE INDEX runs_ranked ON runs (submission_id, score)
   WHERE mode = 'leaderboard' AND passed = 1 AND secret = 0 AND score IS NOT NULL;
+CREATE INDEX runs_failed_secret ON runs (submission_id) WHERE secret = 1 AND passed = 0;
 CREATE TABLE job_events (
   job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
   seq INTEGER NOT NULL,
