@@ -55,7 +55,8 @@ class RunnerGone(Exception):
 class RunnerProcess:
     """The forked child that runs submission code, and the two pipes to it."""
 
-    def __init__(self, name: str, device: str, call_inputs, task_dir: str):
+    def __init__(self, name: str, device: str, call_inputs, task_dir: str,
+                 kernel_language: str = "any"):
         self.name = name
         cmd_r, self.cmd_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
@@ -68,7 +69,7 @@ class RunnerProcess:
             # the secret seed of a ranked run waits to be read by the harness.
             close_all_but({1, 2, cmd_r, reply_w})
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-            child_main(cmd_r, reply_w, device, call_inputs, task_dir)
+            child_main(cmd_r, reply_w, device, call_inputs, task_dir, kernel_language)
         os.close(cmd_r)
         os.close(reply_w)
         self.status: str | None = None
@@ -127,6 +128,8 @@ def normalize_check(result) -> tuple[bool, str]:
 
 def read_output(reply: dict, blob: bytes, device: str):
     """The runner's output, or a failure message when it is not tensors."""
+    if reply.get("unsendable") and reply.get("output_problem"):
+        return None, f"the output is {str(reply.get('output_problem'))[:300]}"
     if reply.get("unsendable"):
         return None, (f"the output ({str(reply.get('output_type'))[:100]}) is not a tensor or a "
                       "plain container of tensors")
@@ -201,8 +204,10 @@ class Evaluation:
         set_non_dumpable()
         # Before any CUDA call here: a CUDA context does not survive fork.
         dirs = self.job.get("submission_dirs") or [self.job["task_dir"]]
+        language = str(self.job.get("kernel_language", "any"))
         for name, task_dir in zip(("a", "b"), dirs):
-            self.runners[name] = RunnerProcess(name, self.device, self.generate, task_dir)
+            self.runners[name] = RunnerProcess(name, self.device, self.generate, task_dir,
+                                               language)
         if self.job.get("time_reference"):
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
                                                       self.job["task_dir"])
@@ -233,6 +238,8 @@ class Evaluation:
             return {"status": "error", "error": sanitize_error(reply.get("error"))}
         fields = {"elapsed_ns": as_number(reply.get("elapsed_ns"))}
         output, problem = read_output(reply, blob, self.device)
+        if problem is None and reply.get("violation"):
+            problem = str(reply["violation"])[:1000]  # the runner's rules: inputs, kernel language
         if problem is not None:
             return {**fields, "status": "fail", "message": problem}
         passed, message = self.check(args, output)
@@ -285,6 +292,8 @@ class Evaluation:
         reply, _ = self.runners[runner].ask({"cmd": "sample", "iteration": iteration})
         if not reply.get("ok"):
             return {"status": "error", "error": sanitize_error(reply.get("error"))}
+        if reply.get("violation"):
+            return {"status": "fail", "message": str(reply["violation"])[:1000]}
         ns = as_number(reply.get("ns"))
         if not (ns > 0 and math.isfinite(ns)):
             return {"status": "error", "error": {"type": "BadTiming",
@@ -301,6 +310,8 @@ class Evaluation:
             info = self.prepare(name, args)
             if not info.get("ok"):
                 return {"failed": name, "status": "error", "error": sanitize_error(info.get("error"))}
+            if info.get("violation"):
+                return {"failed": name, "status": "fail", "message": str(info["violation"])[:1000]}
             infos[name] = info
         samples = {name: [] for name in names}
         clocks = {name: [] for name in names}
@@ -334,6 +345,9 @@ class Evaluation:
 
     def timed_benchmark(self, index: int, args: dict, phase: str) -> bool:
         names = ["a"] + (["reference"] if "reference" in self.runners else [])
+        # Timed calls use seeds no file states (benchmark mode too): answers precomputed for the
+        # task's public seeds match none of them.
+        args = timing.secret_args(args, random.SystemRandom().getrandbits(48))
         result = self.time_rounds(names, args)
         if "failed" in result:
             result.pop("failed")

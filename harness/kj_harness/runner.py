@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from . import protocol, timing
+from . import guard, protocol, timing
 
 COMPILE_ERRORS = (SyntaxError, ImportError)
 
@@ -32,13 +32,31 @@ def is_compile_error(exc: BaseException) -> bool:
 
 
 class Runner:
-    def __init__(self, cmd_fd: int, reply_fd: int, device: str, call_inputs):
+    def __init__(self, cmd_fd: int, reply_fd: int, device: str, call_inputs,
+                 kernel_language: str = "any"):
         self.cmd_fd = cmd_fd
         self.reply_fd = reply_fd
         self.device = device
         self.call_inputs = call_inputs  # (args) -> data, the problem's generate_input
         self.custom_kernel = None
         self.session: timing.CaseSession | None = None
+        self.kernel_language = kernel_language
+        self.guard: guard.TimerGuard | None = None  # set when a submission (not the reference) loads
+        self.language: guard.KernelLanguage | None = None
+
+    def check_guard(self, when: str) -> None:
+        if self.guard is not None:
+            self.guard.check(when)
+
+    def reply_tampered(self, exc: guard.Tampered) -> None:
+        protocol.send(self.reply_fd, {"ok": False, "kind": "security", "error": {
+            "type": guard.SECURITY_VIOLATION, "message": str(exc), "traceback": ""}})
+
+    def language_mark(self):
+        return self.language.mark() if self.language is not None else None
+
+    def language_violation(self, mark, calls: int = 1) -> str | None:
+        return self.language.violation(mark, calls) if self.language is not None else None
 
     def reply_error(self, exc: BaseException) -> None:
         protocol.send(self.reply_fd, {"ok": False, "error": describe_exception(exc)})
@@ -55,6 +73,10 @@ class Runner:
             protocol.send(self.reply_fd, {"ok": True})
             return
         try:
+            if self.kernel_language in ("triton", "cuda"):
+                self.language = guard.KernelLanguage(self.kernel_language)
+            # Taken before any submission code runs: what the judge's clock and inputs rely on.
+            self.guard = guard.TimerGuard()
             module = importlib.import_module("submission")
             kernel = getattr(module, "custom_kernel", None)
             if not callable(kernel):
@@ -64,6 +86,10 @@ class Runner:
                     "traceback": ""}})
                 return
             self.custom_kernel = kernel
+            self.guard.check("while the submission was imported")
+        except guard.Tampered as exc:
+            self.reply_tampered(exc)
+            return
         except BaseException as exc:  # noqa: BLE001 - every failure of user code is reported
             kind = "compile" if is_compile_error(exc) else "exception"
             protocol.send(self.reply_fd, {"ok": False, "kind": kind, "error": describe_exception(exc)})
@@ -73,15 +99,36 @@ class Runner:
     def run_once(self, args: dict) -> None:
         try:
             data = self.call_inputs(args)
+            self.check_guard("before a call")
+            inputs = guard.InputCopy(data) if self.guard is not None else None
+            mark = self.language_mark()
             self.synchronize()
             start = time.perf_counter_ns()
             output = self.custom_kernel(data)
             self.synchronize()
             elapsed = time.perf_counter_ns() - start
+            self.check_guard("during a call")
+        except guard.Tampered as exc:
+            self.reply_tampered(exc)
+            return
         except BaseException as exc:  # noqa: BLE001
             self.reply_error(exc)
             return
-        self.send_output({"elapsed_ns": elapsed, "output_is_none": output is None}, output)
+        header = {"elapsed_ns": elapsed, "output_is_none": output is None}
+        if self.guard is not None:
+            problem = guard.output_problem(output)
+            if problem is not None:
+                protocol.send(self.reply_fd, {"ok": True, **header, "unsendable": True,
+                                              "output_problem": problem})
+                return
+            violation = self.language_violation(mark)
+            modified = inputs.modified(output)
+            if modified is not None:
+                violation = (f"the submission modified its inputs ({modified}); inputs must stay "
+                             "as they were given")
+            if violation is not None:
+                header["violation"] = violation
+        self.send_output(header, output)
 
     def send_output(self, header: dict, output) -> None:
         try:
@@ -93,20 +140,39 @@ class Runner:
 
     def prepare(self, args: dict, settings: dict) -> None:
         try:
+            self.check_guard("before timing")
+            mark = self.language_mark()
             self.session = timing.CaseSession(self.custom_kernel, self.call_inputs, self.device,
                                               timing.settings_from(settings), args)
             info = self.session.prepare()
+            self.check_guard("while warming up")
+        except guard.Tampered as exc:
+            self.reply_tampered(exc)
+            return
         except BaseException as exc:  # noqa: BLE001
             self.reply_error(exc)
             return
+        violation = self.language_violation(mark)
+        if violation is not None:
+            info["violation"] = violation
         protocol.send(self.reply_fd, {"ok": True, **info})
 
     def sample(self, iteration: int) -> None:
         try:
+            self.check_guard("before a timed call")
+            mark = self.language_mark()
             result = self.session.sample(iteration)
+            self.check_guard("during a timed call")
+        except guard.Tampered as exc:
+            self.reply_tampered(exc)
+            return
         except BaseException as exc:  # noqa: BLE001
             self.reply_error(exc)
             return
+        # A graph replay launches nothing from Python; its calls were counted when captured.
+        violation = self.language_violation(mark, 1 if self.session.method == "per_call" else 0)
+        if violation is not None:
+            result["violation"] = violation
         protocol.send(self.reply_fd, {"ok": True, **result})
 
     def send_outputs(self, indices: list) -> None:
@@ -118,7 +184,13 @@ class Runner:
                 "type": "MissingOutputs", "message": f"outputs of calls {missing[:5]} were not kept",
                 "traceback": ""}})
             return
-        self.send_output({"count": len(indices)}, [kept[i] for i in indices])
+        outputs = [kept[i] for i in indices]
+        problem = guard.find_not_an_output(outputs)
+        if problem is not None:
+            protocol.send(self.reply_fd, {"ok": True, "count": len(indices), "unsendable": True,
+                                          "output_problem": problem})
+            return
+        self.send_output({"count": len(indices)}, outputs)
 
     def kept(self) -> None:
         protocol.send(self.reply_fd, {"ok": True, "kept": sorted(self.session.kept_outputs)
@@ -144,12 +216,13 @@ class Runner:
                 return
 
 
-def child_main(cmd_fd: int, reply_fd: int, device: str, call_inputs, task_dir: str) -> None:
+def child_main(cmd_fd: int, reply_fd: int, device: str, call_inputs, task_dir: str,
+               kernel_language: str = "any") -> None:
     """Entry point in the forked child; never returns."""
     code = 0
     try:
         sys.path.insert(0, task_dir)  # this runner's own submission.py comes first
-        Runner(cmd_fd, reply_fd, device, call_inputs).serve()
+        Runner(cmd_fd, reply_fd, device, call_inputs, kernel_language).serve()
     except protocol.ChannelClosed:
         pass
     except BaseException:  # noqa: BLE001

@@ -260,6 +260,11 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     return set(Verdict::security_violation,
                "a forbidden system call was made (the submission's process was killed by seccomp)");
   }
+  // The runner found a function the judge relies on (timers, input generation) replaced.
+  if (error && error->type == "SecurityViolation" && error->stage != "load_reference" &&
+      error->stage != "harness") {
+    return set(Verdict::security_violation, first_line(error->message));
+  }
   if (error) {
     const std::string detail =
         error->type.empty() ? error->message : error->type + ": " + first_line(error->message);
@@ -312,6 +317,9 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
           stage.ranked ? "passed the public cases but failed the secret run, so it is "
                          "not ranked: "
                        : "";
+      if (c.status == "error" && c.error && c.error->type == "SecurityViolation") {
+        return set(Verdict::security_violation, label + ": " + first_line(c.error->message));
+      }
       if (c.status == "error") {
         const std::string detail =
             c.error ? c.error->type + ": " + first_line(c.error->message) : first_line(c.message);

@@ -35,8 +35,18 @@ def fake_torch(gpu):
     torch.int32 = "int32"
 
     class Tensor:
-        def __init__(self, n=1):
+        layout = "strided"
+        device = types.SimpleNamespace(type="cuda")
+
+        def __init__(self, n=1, value=0):
             self.n = n
+            self.value = value
+
+        def detach(self):
+            return self
+
+        def clone(self):
+            return Tensor(self.n, self.value)
 
         def numel(self):
             return self.n
@@ -105,6 +115,7 @@ def fake_torch(gpu):
     cuda.current_stream = lambda: Stream()
     torch.cuda = cuda
     torch.Tensor = Tensor
+    torch.strided = "strided"
     torch.device = lambda name: types.SimpleNamespace(index=0, type="cuda")
     torch.empty = lambda n, dtype=None, device=None: Tensor(n)
     return torch
@@ -185,6 +196,39 @@ class GpuSampling(unittest.TestCase):
         kept = sorted(session.kept_outputs)
         self.assertEqual(len(kept), 10)
         self.assertGreater(max(kept), 200, "a reservoir keeps late calls as often as early ones")
+
+
+    def test_kept_outputs_are_as_the_call_left_them(self):
+        # Work finishing after the call returned (a thread writing the output later) does not
+        # reach what the harness re-checks.
+        returned = []
+
+        def kernel(data):
+            self.gpu.run(100_000)
+            returned.append(torch_tensor(1 << 20))
+            return returned[-1]
+
+        torch_tensor = sys.modules["torch"].Tensor
+        session = self.session(kernel)
+        session.prepare()
+        session.sample(0)
+        returned[-1].value = 42  # written after the timed region ended
+        self.assertEqual(session.kept_outputs[0].value, 0)
+
+    def test_a_tensor_subclass_is_not_kept_as_an_output(self):
+        from kj_harness import guard
+
+        class Lazy(sys.modules["torch"].Tensor):
+            pass
+
+        def kernel(data):
+            self.gpu.run(100_000)
+            return Lazy(1 << 20)
+
+        session = self.session(kernel)
+        session.prepare()
+        session.sample(0)
+        self.assertIn("subclass", guard.find_not_an_output(session.kept_outputs.values()))
 
 
 class StopRule(unittest.TestCase):
