@@ -240,6 +240,26 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
   std::vector<ScreenFinding> findings;
+  // The problem's kernel_language is a rule of the problem, not a screen heuristic: it applies
+  // with --no-screen too (and is checked again at run time).
+  for (const auto* source : {&request.submission_source, &request.second_source}) {
+    if (source->empty()) continue;
+    if (auto broken = screen_kernel_language(*source, problem.kernel_language)) {
+      EvalResult result;
+      result.mode = request.mode;
+      result.problem = problem.name;
+      result.submission = request.submission_name;
+      result.device = environment.device;
+      result.outcome.started = false;
+      result.verdict = Verdict::compile_error;
+      result.reason = "kernel_language: " + problem.kernel_language + ": " + broken->reason +
+                      (broken->line > 0
+                           ? " (line " + std::to_string(broken->line) + ": " + broken->excerpt + ")"
+                           : "");
+      result.screen = {std::move(*broken)};
+      return result;
+    }
+  }
   if (request.screen) {
     for (const auto* source : {&request.submission_source, &request.second_source}) {
       if (source->empty()) continue;
@@ -293,6 +313,7 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
       {"timing", request.timing},
       {"time_reference", request.time_reference && (request.mode == Mode::benchmark ||
                                                     request.mode == Mode::leaderboard)},
+      {"kernel_language", problem.kernel_language},
   };
   if (problem.seed) job["seed"] = *problem.seed;
   // A ranked run re-checks a random 64 of the kept timed outputs (the runner keeps a reservoir,

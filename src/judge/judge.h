@@ -61,6 +61,10 @@ struct ScreenFinding {
   std::string reason;
 };
 std::vector<ScreenFinding> screen_python(std::string_view source);
+// A problem's kernel_language rule read statically (triton: a @triton.jit function must be
+// defined; any rule other than any: the reference must not be used). Empty when it holds.
+std::optional<ScreenFinding> screen_kernel_language(std::string_view source,
+                                                    std::string_view language);
 
 struct ErrorInfo {
   std::string stage;  // load_reference, load_submission, run, harness, sandbox

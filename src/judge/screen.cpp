@@ -105,4 +105,39 @@ std::vector<ScreenFinding> screen_python(std::string_view source) {
   return findings;
 }
 
+std::optional<ScreenFinding> screen_kernel_language(std::string_view source,
+                                                    std::string_view language) {
+  if (language == "any") return std::nullopt;
+  static const std::regex uses_reference(
+      R"(\bref_kernel\b|^\s*(from|import)\s+reference\b|['"]reference['"])",
+      std::regex::ECMAScript);
+  static const std::regex triton_kernel(R"(@\s*(triton\s*\.\s*)?jit\b|\btriton\s*\.\s*jit\s*\()",
+                                        std::regex::ECMAScript);
+  static const std::regex cuda_kernel(
+      R"(\bload_inline\b|\bcpp_extension\b|__global__|\bRawKernel\b|\bcuda\s*\.\s*jit\b)",
+      std::regex::ECMAScript);
+  const std::regex& kernel = language == "triton" ? triton_kernel : cuda_kernel;
+  const std::string rule = "kernel-language (" + std::string(language) + ")";
+  bool has_kernel = false;
+  std::istringstream lines{std::string(source)};
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    const std::string code = strip_comment(line);
+    if (std::regex_search(code, uses_reference)) {
+      return ScreenFinding{rule, true, number, code.substr(0, 120),
+                           "uses the problem's reference, which a kernel_language problem forbids"};
+    }
+    has_kernel = has_kernel || std::regex_search(code, kernel);
+  }
+  if (has_kernel) return std::nullopt;
+  return ScreenFinding{rule, true, 0, "",
+                       language == "triton"
+                           ? "the problem requires a Triton kernel and the submission defines no "
+                             "@triton.jit function"
+                           : "the problem requires a CUDA kernel and the submission builds none "
+                             "(load_inline, cpp_extension, __global__)"};
+}
+
 }  // namespace kj::judge

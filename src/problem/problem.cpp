@@ -184,11 +184,11 @@ Problem load(const fs::path& dir_in) {
   }
   if (!root.IsMap()) throw ProblemError(task_file, 1, "", "task.yml must be a mapping");
 
-  static const std::set<std::string> known = {"files",          "lang",         "description",
-                                              "config",         "templates",    "tests",
-                                              "benchmarks",     "ranking_by",   "seed",
-                                              "multi_gpu",      "test_timeout", "benchmark_timeout",
-                                              "ranked_timeout", "gpus",         "libraries"};
+  static const std::set<std::string> known = {
+      "files",          "lang",      "description",  "config",
+      "templates",      "tests",     "benchmarks",   "ranking_by",
+      "seed",           "multi_gpu", "test_timeout", "benchmark_timeout",
+      "ranked_timeout", "gpus",      "libraries",    "kernel_language"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (!known.contains(key)) {
@@ -265,6 +265,14 @@ Problem load(const fs::path& dir_in) {
   }
 
   if (root["multi_gpu"]) problem.multi_gpu = reader.boolean(root["multi_gpu"], "multi_gpu");
+  if (const YAML::Node language = root["kernel_language"]; language) {
+    problem.kernel_language = reader.scalar(language, "kernel_language");
+    if (problem.kernel_language != "any" && problem.kernel_language != "triton" &&
+        problem.kernel_language != "cuda") {
+      reader.fail(language, "kernel_language",
+                  "expected any, triton or cuda, got \"" + problem.kernel_language + "\"");
+    }
+  }
   if (!root["tests"]) throw ProblemError(task_file, 0, "tests", "required field is missing");
   problem.tests = reader.cases(root["tests"], "tests", problem.multi_gpu);
   if (problem.tests.empty()) reader.fail(root["tests"], "tests", "at least one test is needed");

@@ -61,6 +61,9 @@ struct Problem {
   std::chrono::seconds ranked_timeout{180};
   std::optional<std::int64_t> seed;
   bool multi_gpu = false;
+  // kerneljudge's extension (`kernel_language:` in task.yml): any, triton or cuda. Other than
+  // any, a submission must be a kernel in that language, not PyTorch calls or the reference.
+  std::string kernel_language = "any";
   std::vector<std::string> gpus;
   std::vector<std::string> warnings;  // unknown keys and the like: shown, not fatal
 

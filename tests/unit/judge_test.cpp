@@ -266,3 +266,43 @@ def custom_kernel(data: input_t) -> output_t:
   EXPECT_TRUE(kj::judge::screen_python(honest).empty()) << rules_of(honest).front();
   EXPECT_TRUE(kj::judge::screen_python("x = 'a # not a comment' + str(gc_count)\n").empty());
 }
+
+TEST(Verdict, ReplacedTimingFunctionsAreASecurityViolation) {
+  const auto r = kj::judge::decide(
+      clean_exit(),
+      events(
+          {kStart,
+           R"({"event":"test","index":0,"status":"error","error":{"type":"SecurityViolation","message":"the submission replaced time.perf_counter_ns"}})",
+           kDone}),
+      Mode::test, two_tests());
+  EXPECT_EQ(r.verdict, Verdict::security_violation);
+  EXPECT_NE(r.reason.find("perf_counter_ns"), std::string::npos);
+  const auto load = kj::judge::decide(
+      clean_exit(),
+      events(
+          {R"({"event":"error","stage":"load_submission","kind":"exception","error":{"type":"SecurityViolation","message":"replaced torch.cuda.synchronize"}})",
+           kDone}),
+      Mode::test, two_tests());
+  EXPECT_EQ(load.verdict, Verdict::security_violation);
+}
+
+TEST(Screen, KernelLanguageRule) {
+  using kj::judge::screen_kernel_language;
+  const std::string triton_kernel =
+      "import triton\n@triton.jit\ndef k(x):\n  pass\n\ndef custom_kernel(d):\n  return d\n";
+  const std::string torch_only = "import torch\n\ndef custom_kernel(d):\n  return d + 1\n";
+  EXPECT_FALSE(screen_kernel_language(torch_only, "any"));
+  EXPECT_FALSE(screen_kernel_language(triton_kernel, "triton"));
+  const auto missing = screen_kernel_language(torch_only, "triton");
+  ASSERT_TRUE(missing);
+  EXPECT_TRUE(missing->reject);
+  EXPECT_NE(missing->reason.find("@triton.jit"), std::string::npos);
+  const auto reference =
+      screen_kernel_language(triton_kernel + "from reference import ref_kernel\n", "triton");
+  ASSERT_TRUE(reference);
+  EXPECT_EQ(reference->line, 8);
+  // A comment naming the decorator is not a kernel.
+  EXPECT_TRUE(
+      screen_kernel_language("# @triton.jit\ndef custom_kernel(d):\n  return d\n", "triton"));
+  EXPECT_TRUE(screen_kernel_language(torch_only, "cuda"));
+}

@@ -235,3 +235,13 @@ TEST_F(ProblemDir, BenchmarkWorkIsTakenOutOfTheArguments) {
                                                 R"("seed": 31232, "bytes": -1})"));
   EXPECT_THROW(kj::problem::load(dir_), ProblemError);
 }
+
+TEST_F(ProblemDir, KernelLanguageIsReadAndChecked) {
+  write("task.yml", std::string(kValid) + "kernel_language: triton\n");
+  const auto p = kj::problem::load(dir_);
+  EXPECT_EQ(p.kernel_language, "triton");
+  EXPECT_TRUE(p.warnings.empty());
+  const auto e = load_error(std::string(kValid) + "kernel_language: rust\n");
+  EXPECT_EQ(e.field(), "kernel_language");
+  EXPECT_NE(std::string(e.what()).find("any, triton or cuda"), std::string::npos);
+}
