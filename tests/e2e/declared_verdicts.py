@@ -5,9 +5,19 @@ Usage:
   declared_verdicts.py --kj KJ PROBLEMS_ROOT            # each problem: `kj problem check`
   declared_verdicts.py --kj KJ --problem DIR CORPUS_DIR  # each corpus file: `kj eval DIR FILE`
 
-Corpus files may add, on their second line, `# leaves: <pattern>`: after the run no process whose
-command line contains <pattern> may exist on the host, and no host file /tmp/<pattern> either; or
-`# mode: leaderboard`: judged in leaderboard mode (first benchmark only, short timing).
+Corpus files may add directives on the comment lines after line 1:
+  `# leaves: <pattern>`   after the run no process whose command line contains <pattern> may exist
+                          on the host, and no host file /tmp/<pattern> either;
+  `# mode: leaderboard`   judged in leaderboard mode (first benchmark only, short timing); also
+                          `# mode: benchmark`;
+  `# problem: <name>`     judged against problems/<name> (beside the --problem directory) instead;
+  `# device: gpu`         needs a GPU: skipped unless `--device cuda:N` is passed;
+  `# reason: <text>`      the verdict's reason must contain <text>;
+  `# max-speedup: <x>`    an accepted run must not be more than x times faster than the reference
+                          timed beside it (a faked time would be).
+--fail-on-flags: a file the static screen flags fails too (honest solutions must pass clean).
+  declared_verdicts.py --kj KJ --honest PROBLEMS_ROOT DIR  # DIR/<problem>/*.py and every
+      PROBLEMS_ROOT/*/solutions/correct/*.py, each judged against its problem, flags failing.
 """
 
 import argparse
@@ -59,26 +69,52 @@ def leftovers(pattern):
     return found
 
 
-def check_corpus(kj, problem, corpus, extra):
+def directives(path):
+    """Line 1's `expect:` and the `key: value` directives of the comment lines right after it."""
+    found = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        first = f.readline()
+        for line in f:
+            if not line.startswith(("#", "//")):
+                break
+            text = line.lstrip("#/ ").rstrip("\n")
+            key, sep, value = text.partition(":")
+            if sep and key.strip() in ("leaves", "mode", "problem", "device", "reason", "max-speedup"):
+                found.setdefault(key.strip(), value.strip())
+    found["expect"] = first.split("expect:", 1)[1].strip() if "expect:" in first else None
+    return found
+
+
+def wants_gpu(extra):
+    return any(arg.startswith("cuda") for arg in extra) or "--device=cuda" in " ".join(extra)
+
+
+def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
     passed = failed = 0
-    for name in sorted(os.listdir(corpus)):
+    for name in names if names is not None else sorted(os.listdir(corpus)):
         path = os.path.join(corpus, name)
         if not os.path.isfile(path) or not name.endswith((".py", ".cu")):
             continue
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = [f.readline(), f.readline()]
-        if "expect:" not in lines[0]:
+        found = directives(path)
+        declared = found["expect"]
+        if declared is None:
             print(f"FAIL {name}: no '# expect:' on line 1")
             failed += 1
             continue
-        declared = lines[0].split("expect:", 1)[1].strip()
-        leaves = lines[1].split("leaves:", 1)[1].strip() if "leaves:" in lines[1] else None
-        mode = ["--mode", "leaderboard", "--case", "0", "--max-repeats", "12", "--max-time", "1"] \
-            if "mode: leaderboard" in lines[1] else []
+        if found.get("device") == "gpu" and not wants_gpu(extra):
+            print(f"skip {name}: needs a GPU (pass --device cuda:N)")
+            continue
+        leaves = found.get("leaves")
+        mode = []
+        if found.get("mode") in ("leaderboard", "benchmark"):
+            mode = ["--mode", found["mode"], "--case", "0", "--max-repeats", "12", "--max-time", "1"]
+        target = os.path.join(os.path.dirname(os.path.abspath(problem)), found["problem"]) \
+            if "problem" in found else problem
         start = time.monotonic()
-        proc = subprocess.run([kj, "eval", problem, path, "--json", *mode, *extra], capture_output=True,
+        proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *extra], capture_output=True,
                               text=True)
         elapsed = time.monotonic() - start
+        result = {}
         try:
             result = json.loads(proc.stdout)
             verdict, reason = result["verdict"], result["reason"]
@@ -87,6 +123,18 @@ def check_corpus(kj, problem, corpus, extra):
         problems = []
         if verdict != declared:
             problems.append(f"declared {declared}, got {verdict} — {reason}")
+        if "reason" in found and found["reason"] not in reason:
+            problems.append(f"the reason does not say '{found['reason']}': {reason}")
+        if "max-speedup" in found and verdict == "accepted":
+            speedup = result.get("speedup")
+            if not isinstance(speedup, (int, float)):
+                problems.append("no speedup over the reference was reported")
+            elif speedup > float(found["max-speedup"]):
+                problems.append(f"{speedup:.1f}x faster than the reference (at most "
+                                f"{found['max-speedup']}x): a faked time was ranked")
+        flags = [f"{f.get('rule')} (line {f.get('line')})" for f in result.get("screen", []) or []]
+        if fail_on_flags and flags:
+            problems.append("screen flags: " + ", ".join(flags))
         if leaves:
             time.sleep(0.2)
             problems += [f"left behind {x}" for x in leftovers(leaves)]
@@ -99,18 +147,46 @@ def check_corpus(kj, problem, corpus, extra):
     return passed, failed
 
 
+def check_honest(kj, problems_root, honest, extra):
+    """Every honest solution: accepted, and nothing flagged by the screen."""
+    passed = failed = 0
+    for name in sorted(os.listdir(problems_root)):
+        problem = os.path.join(problems_root, name)
+        if not os.path.isfile(os.path.join(problem, "task.yml")):
+            continue
+        for folder in (os.path.join(problem, "solutions", "correct"), os.path.join(honest, name)):
+            if not os.path.isdir(folder):
+                continue
+            print(f"     {os.path.relpath(folder)}")
+            p, f = check_corpus(kj, problem, folder, extra, fail_on_flags=True)
+            passed += p
+            failed += f
+    return passed, failed
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kj", required=True)
     parser.add_argument("--problem", help="evaluate each file of PATH against this problem")
+    parser.add_argument("--honest", metavar="PROBLEMS_ROOT",
+                        help="PATH holds honest solutions in one folder per problem of PROBLEMS_ROOT")
+    parser.add_argument("--fail-on-flags", action="store_true",
+                        help="a file the static screen flags fails")
     parser.add_argument("path")
     args, extra = parser.parse_known_args()
-    if args.problem:
+    if args.problem or args.honest:
         # Short limits keep the hostile runs fast; the verdicts do not depend on the values.
         for flag, value in (("--timeout", "20"), ("--memory-limit", "3072")):
             if flag not in extra:
                 extra += [flag, value]
-        passed, failed = check_corpus(args.kj, args.problem, args.path, extra)
+    if args.honest:
+        passed, failed = check_honest(args.kj, args.honest, args.path, extra)
+    elif args.problem:
+        if os.path.isfile(args.path):
+            passed, failed = check_corpus(args.kj, args.problem, os.path.dirname(args.path) or ".",
+                                          extra, args.fail_on_flags, [os.path.basename(args.path)])
+        else:
+            passed, failed = check_corpus(args.kj, args.problem, args.path, extra, args.fail_on_flags)
     else:
         passed, failed = check_problems(args.kj, args.path)
     print(f"{passed} passed, {failed} failed")
