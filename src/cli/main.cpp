@@ -31,6 +31,7 @@ struct EnvOptions {
   int only_case = -1;
   bool no_reference = false;
   bool no_screen = false;
+  std::size_t max_source_bytes = kj::judge::kDefaultMaxSourceBytes;
 
   void add_to(CLI::App* app) {
     app->add_option("--device", device, "cpu or cuda:N")->capture_default_str();
@@ -47,6 +48,9 @@ struct EnvOptions {
     app->add_option("--case", only_case, "time only benchmark number N (0-based)");
     app->add_flag("--no-reference", no_reference, "do not time the reference beside it");
     app->add_flag("--no-screen", no_screen, "skip the static screen (runtime defences stay)");
+    app->add_option("--max-source-bytes", max_source_bytes, "refuse larger submission sources")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
   }
 
   kj::judge::Environment environment() const {
@@ -69,6 +73,7 @@ struct EnvOptions {
     req.timing = {{"max_samples", max_samples}, {"max_seconds", max_time_s}};
     req.time_reference = !no_reference;
     req.screen = !no_screen;
+    req.max_source_bytes = max_source_bytes;
     return req;
   }
 
@@ -92,6 +97,22 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
+// A submission's source, refused unread when it is over the limit.
+struct SourceTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string read_source(const fs::path& path, std::size_t limit) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > limit) {
+    throw SourceTooLarge(path.string() + " is " + std::to_string(size) +
+                         " bytes, over the limit of " + std::to_string(limit) +
+                         " bytes on a submission (--max-source-bytes); nothing was run");
+  }
+  return read_text(path);
+}
+
 int exit_code_for(Verdict verdict) {
   if (verdict == Verdict::accepted) return 0;
   return verdict == Verdict::internal_error ? kExitInternal : kExitRejected;
@@ -107,7 +128,7 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
   }
   const kj::problem::Problem problem = options.narrowed(kj::problem::load(problem_dir));
   for (const auto& w : problem.warnings) std::cerr << "warning: " << w << "\n";
-  const std::string source = read_text(submission_path);
+  const std::string source = read_source(submission_path, options.max_source_bytes);
   const auto directives = kj::problem::parse_directives(source);
   if (directives.leaderboard && *directives.leaderboard != problem.name && !json) {
     std::cerr << "note: the submission's #!POPCORN leaderboard is '" << *directives.leaderboard
@@ -200,9 +221,9 @@ int run_compare(const std::string& problem_dir, const std::string& a_path,
   const kj::problem::Problem problem = options.narrowed(kj::problem::load(problem_dir));
   if (problem.benchmarks.empty())
     throw std::runtime_error("the problem has no benchmarks to compare");
-  auto request = options.request(problem, read_text(a_path), fs::path(a_path).filename().string(),
-                                 kj::judge::Mode::compare);
-  request.second_source = read_text(b_path);
+  auto request = options.request(problem, read_source(a_path, options.max_source_bytes),
+                                 fs::path(a_path).filename().string(), kj::judge::Mode::compare);
+  request.second_source = read_source(b_path, options.max_source_bytes);
   request.second_name = fs::path(b_path).filename().string();
   request.trials = trials;
   const auto result = kj::judge::evaluate(request, options.environment());
@@ -306,6 +327,9 @@ int main(int argc, char** argv) {
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
     if (*check) return run_problem_check(check_dir, check_json, check_options);
     if (*show) return run_problem_show(show_dir);
+  } catch (const SourceTooLarge& e) {
+    std::cerr << "kj: " << e.what() << "\n";
+    return kExitBadInput;
   } catch (const kj::problem::ProblemError& e) {
     std::cerr << "kj: invalid problem: " << e.what() << "\n";
     return kExitBadInput;

@@ -22,6 +22,8 @@ constexpr const char* kHarnessMount = "/kj/harness";
 constexpr const char* kTaskMount = "/kj/task";
 constexpr const char* kTaskBMount = "/kj/task_b";
 constexpr int kRankedRechecks = 64;
+// How long the driver may take to release a killed run's GPU memory and contexts.
+constexpr std::chrono::seconds kGpuHealthGrace{5};
 
 // A host directory removed with everything in it when the owner goes away.
 class TempDir {
@@ -239,6 +241,20 @@ Environment discover_environment(const std::optional<std::string>& python,
 EvalResult evaluate(const EvalRequest& request, const Environment& environment) {
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
+  for (const auto* source : {&request.submission_source, &request.second_source}) {
+    if (source->size() <= request.max_source_bytes) continue;
+    EvalResult result;
+    result.mode = request.mode;
+    result.problem = problem.name;
+    result.submission = request.submission_name;
+    result.device = environment.device;
+    result.outcome.started = false;
+    result.verdict = Verdict::compile_error;
+    result.reason = "the source is " + std::to_string(source->size()) +
+                    " bytes, over the limit of " + std::to_string(request.max_source_bytes) +
+                    " bytes; nothing was run";
+    return result;
+  }
   std::vector<ScreenFinding> findings;
   // The problem's kernel_language is a rule of the problem, not a screen heuristic: it applies
   // with --no-screen too (and is checked again at run time).
@@ -364,6 +380,14 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
       request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   spec.result_fd = 3;
 
+  // The GPU before the run, to compare with after it (docs/sandbox.md, "GPU health").
+  std::optional<GpuMonitor> monitor;
+  std::optional<GpuReading> gpu_before;
+  std::string gpu_error;
+  if (gpu) {
+    monitor.emplace(std::stoi(environment.device.substr(5)));
+    gpu_before = monitor->read(&gpu_error);
+  }
   const sandbox::Outcome outcome = sandbox::run(spec);
   std::string parse_error;
   const auto events = parse_events(outcome.result_data, &parse_error);
@@ -376,6 +400,12 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
   if (compare) result.submission += " vs " + request.second_name;
   result.device = environment.device;
   result.screen = std::move(findings);
+  if (monitor) {
+    result.gpu_health = check_gpu_after_run(*monitor, gpu_before, kGpuHealthGrace);
+    if (!gpu_before && !gpu_error.empty()) result.gpu_health.message = gpu_error;
+  } else {
+    result.gpu_health.message = "not a GPU run";
+  }
   return result;
 }
 

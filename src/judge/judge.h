@@ -2,7 +2,10 @@
 // the harness's facts and the sandbox's outcome into a verdict. No HTTP, no SQL.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -114,6 +117,54 @@ struct Comparison {
   bench::PairedComparison result;
 };
 
+// The GPU after a GPU run: no process left on it that was not there before, and device memory
+// in use back to its level before the run (within a tolerance). An unhealthy GPU does not
+// change the verdict; it tells the worker to stop taking jobs for that GPU (docs/sandbox.md).
+struct GpuHealth {
+  bool checked = false;  // false: a CPU run, or NVML unavailable (see message)
+  bool ok = true;
+  std::vector<unsigned> leftover_processes;  // host pids
+  std::uint64_t memory_used_before_bytes = 0;
+  std::uint64_t memory_used_after_bytes = 0;
+  std::string message;
+};
+
+struct GpuReading {
+  std::uint64_t memory_used_bytes = 0;
+  std::vector<unsigned> pids;  // compute processes on the GPU, sorted
+};
+
+constexpr std::uint64_t kGpuMemoryTolerance = 64ULL << 20;
+
+// Reads one GPU through NVML, loaded with dlopen at run time (no link-time dependency: kj runs
+// on hosts without the driver). Owns the library handle and the nvmlInit/nvmlShutdown session.
+class GpuMonitor {
+ public:
+  // `minor`: the GPU whose device node is /dev/nvidia<minor>, the one the sandbox exposes.
+  explicit GpuMonitor(int minor, const char* library = "libnvidia-ml.so.1");
+  ~GpuMonitor();
+  GpuMonitor(const GpuMonitor&) = delete;
+  GpuMonitor& operator=(const GpuMonitor&) = delete;
+  bool available() const { return nvml_ != nullptr; }
+  const std::string& error() const { return error_; }  // why it is not available
+  int minor() const { return minor_; }
+  std::optional<GpuReading> read(std::string* error) const;
+
+ private:
+  struct Nvml;
+  std::unique_ptr<Nvml> nvml_;
+  std::string error_;
+  int minor_ = 0;
+};
+
+// The decision, from readings before and after a run.
+GpuHealth assess_gpu_health(const GpuReading& before, const GpuReading& after,
+                            std::uint64_t tolerance_bytes = kGpuMemoryTolerance);
+// Reads the GPU until it is healthy or `grace` has passed (the driver releases a killed
+// process's memory shortly after it is reaped). Not checked when `before` is missing.
+GpuHealth check_gpu_after_run(const GpuMonitor& monitor, const std::optional<GpuReading>& before,
+                              std::chrono::milliseconds grace);
+
 struct EvalResult {
   Verdict verdict = Verdict::internal_error;
   std::string reason;  // one line saying why
@@ -133,8 +184,12 @@ struct EvalResult {
   std::optional<ErrorInfo> error;
   std::vector<ScreenFinding> screen;                 // static screen findings (flags)
   nlohmann::json system = nlohmann::json::object();  // interpreter, torch, triton, GPU name
+  GpuHealth gpu_health;                              // GPU runs: checked after the sandbox ended
   sandbox::Outcome outcome;                          // exit, limits, wall, cpu, memory, output
 };
+
+// Submissions larger than this are refused before anything runs (kj eval --max-source-bytes).
+constexpr std::size_t kDefaultMaxSourceBytes = 1 << 20;
 
 struct EvalRequest {
   const problem::Problem* problem = nullptr;
@@ -146,6 +201,7 @@ struct EvalRequest {
   std::optional<std::int64_t> secret_seed;  // leaderboard mode; random when unset
   bool time_reference = true;               // time the reference beside the submission (speedup)
   bool screen = true;                       // run the static screen first
+  std::size_t max_source_bytes = kDefaultMaxSourceBytes;  // each source; larger: compile_error
   Mode mode = Mode::test;
   std::optional<std::chrono::milliseconds> timeout;  // default: the problem's timeout for mode
   sandbox::Limits limits;                            // wall is overridden by the timeout

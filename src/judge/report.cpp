@@ -150,6 +150,13 @@ nlohmann::json to_json(const EvalResult& r) {
       {"submission", r.submission},
       {"device", r.device},
       {"system", r.system},
+      {"gpu_health",
+       {{"checked", r.gpu_health.checked},
+        {"ok", r.gpu_health.ok},
+        {"leftover_processes", r.gpu_health.leftover_processes},
+        {"memory_used_before_bytes", r.gpu_health.memory_used_before_bytes},
+        {"memory_used_after_bytes", r.gpu_health.memory_used_after_bytes},
+        {"message", r.gpu_health.message}}},
       {"tests", nlohmann::json::array()},
       {"benchmarks", nlohmann::json::array()},
       {"ranking_by", r.ranking_by},
@@ -268,6 +275,8 @@ std::string render_text(const EvalResult& r, bool verbose) {
       << bench::format_ns(static_cast<double>(o.cpu.count())) << ", peak memory "
       << (o.peak_memory_bytes >> 20) << " MiB\n";
   for (const auto& w : o.warnings) out << "warning: " << w << "\n";
+  if (r.gpu_health.checked && !r.gpu_health.ok)
+    out << "GPU UNHEALTHY after the run (the verdict stands): " << r.gpu_health.message << "\n";
   const bool show_streams =
       verbose || (r.verdict != Verdict::accepted && r.verdict != Verdict::wrong_answer);
   if (show_streams && !o.stderr_data.empty()) {

@@ -260,6 +260,16 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     return set(Verdict::security_violation,
                "a forbidden system call was made (the submission's process was killed by seccomp)");
   }
+  // Device memory exhausted (torch's OutOfMemoryError): by the submission, or by the harness
+  // while the submission's process held the memory. Before the submission loaded, the problem's.
+  if (error && error->type == "OutOfMemoryError" && error->stage != "load_reference") {
+    return set(Verdict::memory_limit,
+               "device memory exhausted" +
+                   std::string(error->stage == "harness" ? " (in the harness, while the "
+                                                           "submission held device memory)"
+                                                         : "") +
+                   ": " + first_line(error->message));
+  }
   // The runner found a function the judge relies on (timers, input generation) replaced.
   if (error && error->type == "SecurityViolation" && error->stage != "load_reference" &&
       error->stage != "harness") {
@@ -317,6 +327,10 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
           stage.ranked ? "passed the public cases but failed the secret run, so it is "
                          "not ranked: "
                        : "";
+      if (c.status == "error" && c.error && c.error->type == "OutOfMemoryError") {
+        return set(Verdict::memory_limit,
+                   prefix + label + ": device memory exhausted: " + first_line(c.error->message));
+      }
       if (c.status == "error" && c.error && c.error->type == "SecurityViolation") {
         return set(Verdict::security_violation, label + ": " + first_line(c.error->message));
       }

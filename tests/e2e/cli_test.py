@@ -212,6 +212,27 @@ def _():
     assert result["reason"].startswith("submission B:"), result["reason"]
 
 
+@case("a submission over the source size limit is refused before anything runs; exit 2")
+def _():
+    with tempfile.TemporaryDirectory() as tmp:
+        huge = os.path.join(tmp, "huge.py")
+        with open(huge, "w") as f:
+            f.write("def custom_kernel(data):\n    return data[0] + data[1]\n")
+            f.write(("# padding" + " " * 90 + "\n") * 11000)  # 1.1 MB, over the 1 MiB default
+        proc = kj("eval", problem("vectoradd"), huge)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "over the limit of 1048576 bytes" in proc.stderr and "nothing was run" in proc.stderr, proc.stderr
+        assert "verdict" not in proc.stdout, proc.stdout
+        # The limit is an option: raised, the same file is judged (and accepted).
+        proc, result = kj("eval", problem("vectoradd"), huge, "--max-source-bytes", "2000000", "--json",
+                          check_json=True)
+        assert result["verdict"] == "accepted", result["reason"]
+        # In kj compare, for either submission.
+        correct = os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py")
+        proc = kj("compare", problem("vectoradd"), correct, huge, "--case", "0")
+        assert proc.returncode == 2 and "huge.py is" in proc.stderr, proc.stdout + proc.stderr
+
+
 @case("problem show prints the parsed task")
 def _():
     proc, shown = kj("problem", "show", problem("vectoradd"), check_json=True)
