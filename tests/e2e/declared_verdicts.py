@@ -11,7 +11,9 @@ Corpus files may add directives on the comment lines after line 1:
   `# mode: leaderboard`   judged in leaderboard mode (first benchmark only, short timing); also
                           `# mode: benchmark`;
   `# problem: <name>`     judged against problems/<name> (beside the --problem directory) instead;
-  `# device: gpu`         needs a GPU: skipped unless `--device cuda:N` is passed;
+  `# device: gpu`         needs a GPU: skipped ("skip (gpu-only)") unless `--gpu` (which also
+                          passes `--device cuda:0`) or `--device cuda:N` is given;
+  `# args: <options>`     more `kj eval` options, e.g. `--secret-seed 12345`;
   `# reason: <text>`      the verdict's reason must contain <text>;
   `# max-speedup: <x>`    an accepted run must not be more than x times faster than the reference
                           timed beside it (a faked time would be).
@@ -79,7 +81,8 @@ def directives(path):
                 break
             text = line.lstrip("#/ ").rstrip("\n")
             key, sep, value = text.partition(":")
-            if sep and key.strip() in ("leaves", "mode", "problem", "device", "reason", "max-speedup"):
+            if sep and key.strip() in ("leaves", "mode", "problem", "device", "reason", "max-speedup",
+                                       "args"):
                 found.setdefault(key.strip(), value.strip())
     found["expect"] = first.split("expect:", 1)[1].strip() if "expect:" in first else None
     return found
@@ -102,7 +105,7 @@ def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
             failed += 1
             continue
         if found.get("device") == "gpu" and not wants_gpu(extra):
-            print(f"skip {name}: needs a GPU (pass --device cuda:N)")
+            print(f"skip (gpu-only) {name}: needs a GPU (pass --gpu or --device cuda:N)")
             continue
         leaves = found.get("leaves")
         mode = []
@@ -111,8 +114,8 @@ def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
         target = os.path.join(os.path.dirname(os.path.abspath(problem)), found["problem"]) \
             if "problem" in found else problem
         start = time.monotonic()
-        proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *extra], capture_output=True,
-                              text=True)
+        proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *found.get("args", "").split(),
+                               *extra], capture_output=True, text=True)
         elapsed = time.monotonic() - start
         result = {}
         try:
@@ -172,8 +175,12 @@ def main():
                         help="PATH holds honest solutions in one folder per problem of PROBLEMS_ROOT")
     parser.add_argument("--fail-on-flags", action="store_true",
                         help="a file the static screen flags fails")
+    parser.add_argument("--gpu", action="store_true",
+                        help="also run `# device: gpu` files, on --device cuda:0 unless --device is given")
     parser.add_argument("path")
     args, extra = parser.parse_known_args()
+    if args.gpu and not any(arg.startswith("--device") for arg in extra):
+        extra += ["--device", "cuda:0"]
     if args.problem or args.honest:
         # Short limits keep the hostile runs fast; the verdicts do not depend on the values.
         for flag, value in (("--timeout", "20"), ("--memory-limit", "3072")):
