@@ -25,6 +25,7 @@ PROTOCOL_VERSION = 1
 MAX_OUTPUT_PAYLOAD = 8 << 30
 MIN_PAIRS = 16
 RECHECK_BATCH = 8
+STARTED = time.monotonic()
 
 
 class Reporter:
@@ -34,6 +35,8 @@ class Reporter:
         self.fd = fd
 
     def emit(self, event: str, **fields) -> None:
+        # t_s: seconds since the harness started, so a run's time can be split into its stages.
+        fields["t_s"] = round(time.monotonic() - STARTED, 4)
         line = json.dumps({"event": event, **fields}, default=str) + "\n"
         view = memoryview(line.encode())
         while view:
@@ -60,6 +63,7 @@ class RunnerProcess:
         self.name = name
         cmd_r, self.cmd_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
+        protocol.widen_pipe(self.reply_r)
         sys.stdout.flush()
         sys.stderr.flush()
         self.pid = os.fork()
@@ -76,8 +80,18 @@ class RunnerProcess:
         self.signal: int | None = None
 
     def ask(self, header: dict) -> tuple[dict, bytes]:
+        self.post(header)
+        return self.collect()
+
+    def post(self, header: dict) -> None:
+        """Sends a command without waiting for the reply (`collect` reads it)."""
         try:
             protocol.send(self.cmd_w, header)
+        except BrokenPipeError:
+            raise RunnerGone(self.reap(), self.signal, self.name) from None
+
+    def collect(self) -> tuple[dict, bytes]:
+        try:
             return protocol.receive(self.reply_r, MAX_OUTPUT_PAYLOAD)
         except (protocol.ChannelClosed, BrokenPipeError):
             raise RunnerGone(self.reap(), self.signal, self.name) from None
@@ -212,12 +226,24 @@ class Evaluation:
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
                                                       self.job["task_dir"])
 
+    def post_loads(self) -> None:
+        """The runners start importing while this process imports the reference: the two
+        interpreters' start-up (torch, triton, the submission) overlaps instead of adding up."""
+        self.load_failures: dict[str, RunnerGone] = {}
+        for name, runner in self.runners.items():
+            try:
+                runner.post({"cmd": "load", "entry": "reference" if name == "reference"
+                             else "submission"})
+            except RunnerGone as gone:
+                self.load_failures[name] = gone
+
     def load_runners(self) -> bool:
         self.report.emit("stage", stage="load_submission")
         for name, runner in self.runners.items():
             try:
-                reply, _ = runner.ask({"cmd": "load", "entry": "reference" if name == "reference"
-                                       else "submission"})
+                if name in self.load_failures:
+                    raise self.load_failures[name]
+                reply, _ = runner.collect()
             except RunnerGone as gone:
                 self.report.emit("error", stage="load_submission", kind="exception",
                                  submission=name, error=gone.error(" while importing"))
@@ -233,6 +259,7 @@ class Evaluation:
 
     def check_case(self, args: dict, runner: str = "a") -> dict:
         """Runs a submission once on `args` and checks its output here. Returns event fields."""
+        begin = time.monotonic()
         reply, blob = self.runners[runner].ask({"cmd": "run", "args": args})
         if not reply.get("ok"):
             return {"status": "error", "error": sanitize_error(reply.get("error"))}
@@ -240,9 +267,12 @@ class Evaluation:
         output, problem = read_output(reply, blob, self.device)
         if problem is None and reply.get("violation"):
             problem = str(reply["violation"])[:1000]  # the runner's rules: inputs, kernel language
+        received = time.monotonic()
         if problem is not None:
             return {**fields, "status": "fail", "message": problem}
         passed, message = self.check(args, output)
+        fields["seconds"] = {"run": round(received - begin, 4),
+                             "check": round(time.monotonic() - received, 4)}
         return {**fields, "status": "pass" if passed else "fail", "message": message[:4000]}
 
     def run_tests(self, cases: list[dict], phase: str, runner: str = "a") -> bool:
@@ -348,12 +378,15 @@ class Evaluation:
         # Timed calls use seeds no file states (benchmark mode too): answers precomputed for the
         # task's public seeds match none of them.
         args = timing.secret_args(args, random.SystemRandom().getrandbits(48))
+        begin = time.monotonic()
         result = self.time_rounds(names, args)
+        timed = time.monotonic()
         if "failed" in result:
             result.pop("failed")
             self.report.emit("benchmark", index=index, phase=phase, **result)
             return False
         failure = self.recheck("a", args, self.settings["recheck"])
+        seconds = {"timing": round(timed - begin, 4), "recheck": round(time.monotonic() - timed, 4)}
         if failure is not None:
             self.report.emit("benchmark", index=index, phase=phase, **failure)
             return False
@@ -366,6 +399,7 @@ class Evaluation:
             "at_launch_floor": sorted(samples)[len(samples) // 2] < self.settings["launch_floor_ns"],
             "rechecked": self.rechecked,
             "other_stream_samples": self.other_stream_samples.get("a", 0),
+            "seconds": seconds,
         }
         if "reference" in result["samples"]:
             fields["reference_samples_ns"] = result["samples"]["reference"]
@@ -412,6 +446,7 @@ class Evaluation:
 
     def run(self) -> None:
         self.fork_runners()
+        self.post_loads()
         if not self.load_reference() or not self.load_runners():
             self.finish(False)
             return

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -100,6 +101,7 @@ struct CaseResult {
   double sol_pct = 0;   // % of speed-of-light against measured ceilings, 0: unknown
   std::vector<double> reference_samples;  // the reference timed in the same rounds
   bench::Summary reference_summary;
+  std::map<std::string, double> seconds;  // where the case's wall time went (run, check, timing)
   double speedup() const {
     return summary.median > 0 && reference_summary.n > 0 ? reference_summary.median / summary.median
                                                          : 0;
@@ -184,8 +186,10 @@ struct EvalResult {
   std::optional<ErrorInfo> error;
   std::vector<ScreenFinding> screen;                 // static screen findings (flags)
   nlohmann::json system = nlohmann::json::object();  // interpreter, torch, triton, GPU name
-  GpuHealth gpu_health;                              // GPU runs: checked after the sandbox ended
-  sandbox::Outcome outcome;                          // exit, limits, wall, cpu, memory, output
+  // (event, seconds since the harness started) for each harness event: where a run's time went.
+  std::vector<std::pair<std::string, double>> timeline;
+  GpuHealth gpu_health;      // GPU runs: checked after the sandbox ended
+  sandbox::Outcome outcome;  // exit, limits, wall, cpu, memory, output
 };
 
 // Submissions larger than this are refused before anything runs (kj eval --max-source-bytes).

@@ -26,6 +26,7 @@ nlohmann::json case_json(const CaseResult& c, bool benchmark) {
                         {"status", c.status},
                         {"message", c.message}};
   if (c.error) out["error"] = error_json(*c.error);
+  if (!c.seconds.empty()) out["seconds"] = c.seconds;
   if (benchmark) {
     out["samples_ns"] = c.samples;
     out["clock"] = c.clock;
@@ -177,6 +178,8 @@ nlohmann::json to_json(const EvalResult& r) {
       {"stdout_truncated", o.stdout_truncated},
       {"stderr_truncated", o.stderr_truncated},
   };
+  out["timeline"] = nlohmann::json::array();
+  for (const auto& [what, t] : r.timeline) out["timeline"].push_back({{"event", what}, {"t_s", t}});
   for (const auto& c : r.tests) out["tests"].push_back(case_json(c, false));
   for (const auto& c : r.benchmarks) out["benchmarks"].push_back(case_json(c, true));
   if (r.mode == Mode::leaderboard) {

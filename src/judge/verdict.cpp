@@ -73,6 +73,11 @@ CaseResult case_from(const nlohmann::json& event) {
   result.at_launch_floor = event.value("at_launch_floor", false);
   result.rechecked = event.value("rechecked", 0);
   result.other_stream_samples = event.value("other_stream_samples", 0);
+  if (event.contains("seconds") && event["seconds"].is_object()) {
+    for (const auto& [key, value] : event["seconds"].items()) {
+      if (value.is_number()) result.seconds[key] = value.get<double>();
+    }
+  }
   if (event.contains("sm_clock_mhz") && event["sm_clock_mhz"].is_array()) {
     for (const auto& mhz : event["sm_clock_mhz"]) {
       if (mhz.is_number()) result.sm_clock_mhz.push_back(mhz.get<double>());
@@ -173,6 +178,16 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
   bool done = false;
   for (const auto& event : events) {
     const std::string name = event["event"].get<std::string>();
+    if (event.contains("t_s") && event["t_s"].is_number()) {
+      std::string what = name;
+      for (const char* key : {"stage", "phase"}) {
+        if (event.contains(key) && event[key].is_string()) what.append(" ").append(str(event, key));
+      }
+      if (event.contains("index") && event["index"].is_number_integer()) {
+        what.append(" ").append(std::to_string(event["index"].get<int>()));
+      }
+      result.timeline.emplace_back(std::move(what), event["t_s"].get<double>());
+    }
     if (name == "hello") {
       for (const char* key : {"python", "torch", "triton", "device"}) {
         if (event.contains(key)) result.system[key] = event[key];
@@ -260,6 +275,11 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     return set(Verdict::security_violation,
                "a forbidden system call was made (the submission's process was killed by seccomp)");
   }
+  // The runner found a function the judge relies on (timers, input generation) replaced.
+  if (error && error->type == "SecurityViolation" && error->stage != "load_reference" &&
+      error->stage != "harness") {
+    return set(Verdict::security_violation, first_line(error->message));
+  }
   // Device memory exhausted (torch's OutOfMemoryError): by the submission, or by the harness
   // while the submission's process held the memory. Before the submission loaded, the problem's.
   if (error && error->type == "OutOfMemoryError" && error->stage != "load_reference") {
@@ -269,11 +289,6 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
                                                            "submission held device memory)"
                                                          : "") +
                    ": " + first_line(error->message));
-  }
-  // The runner found a function the judge relies on (timers, input generation) replaced.
-  if (error && error->type == "SecurityViolation" && error->stage != "load_reference" &&
-      error->stage != "harness") {
-    return set(Verdict::security_violation, first_line(error->message));
   }
   if (error) {
     const std::string detail =
@@ -327,12 +342,12 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
           stage.ranked ? "passed the public cases but failed the secret run, so it is "
                          "not ranked: "
                        : "";
+      if (c.status == "error" && c.error && c.error->type == "SecurityViolation") {
+        return set(Verdict::security_violation, label + ": " + first_line(c.error->message));
+      }
       if (c.status == "error" && c.error && c.error->type == "OutOfMemoryError") {
         return set(Verdict::memory_limit,
                    prefix + label + ": device memory exhausted: " + first_line(c.error->message));
-      }
-      if (c.status == "error" && c.error && c.error->type == "SecurityViolation") {
-        return set(Verdict::security_violation, label + ": " + first_line(c.error->message));
       }
       if (c.status == "error") {
         const std::string detail =

@@ -92,6 +92,9 @@ def wants_gpu(extra):
     return any(arg.startswith("cuda") for arg in extra) or "--device=cuda" in " ".join(extra)
 
 
+GPU_ONLY = False  # --gpu-only: just the `# device: gpu` files
+
+
 def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
     passed = failed = 0
     for name in names if names is not None else sorted(os.listdir(corpus)):
@@ -106,6 +109,8 @@ def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
             continue
         if found.get("device") == "gpu" and not wants_gpu(extra):
             print(f"skip (gpu-only) {name}: needs a GPU (pass --gpu or --device cuda:N)")
+            continue
+        if GPU_ONLY and found.get("device") != "gpu":
             continue
         leaves = found.get("leaves")
         mode = []
@@ -135,6 +140,9 @@ def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
             elif speedup > float(found["max-speedup"]):
                 problems.append(f"{speedup:.1f}x faster than the reference (at most "
                                 f"{found['max-speedup']}x): a faked time was ranked")
+        health = result.get("gpu_health") or {}
+        if health.get("checked") and not health.get("ok"):
+            problems.append(f"the GPU was left unhealthy: {health.get('message')}")
         flags = [f"{f.get('rule')} (line {f.get('line')})" for f in result.get("screen", []) or []]
         if fail_on_flags and flags:
             problems.append("screen flags: " + ", ".join(flags))
@@ -177,8 +185,13 @@ def main():
                         help="a file the static screen flags fails")
     parser.add_argument("--gpu", action="store_true",
                         help="also run `# device: gpu` files, on --device cuda:0 unless --device is given")
+    parser.add_argument("--gpu-only", action="store_true",
+                        help="only the `# device: gpu` files (implies --gpu)")
     parser.add_argument("path")
     args, extra = parser.parse_known_args()
+    if args.gpu_only:
+        global GPU_ONLY
+        GPU_ONLY = args.gpu = True
     if args.gpu and not any(arg.startswith("--device") for arg in extra):
         extra += ["--device", "cuda:0"]
     if args.problem or args.honest:

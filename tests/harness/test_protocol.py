@@ -1,0 +1,142 @@
+"""Outputs between the runner and the harness: what goes through the pipe comes out equal, and a
+hostile runner's frames (bad layouts, bytes out of range, objects that are not tensors) are
+refused rather than trusted. Needs torch (run with the harness interpreter)."""
+
+import json
+import os
+import struct
+import sys
+import threading
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness"))
+
+import torch  # noqa: E402
+
+from kj_harness import protocol  # noqa: E402
+
+
+def through_pipe(header, payload=None):
+    r, w = os.pipe()
+    protocol.widen_pipe(r)
+    errors = []
+
+    def writer():
+        try:
+            protocol.send(w, header, payload)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+        finally:
+            os.close(w)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        got = protocol.receive(r, 1 << 34)
+    except protocol.ChannelClosed:
+        got = None  # the writer refused before sending: its error is the answer
+    finally:
+        thread.join()
+        os.close(r)
+    if errors:
+        raise errors[0]
+    return got
+
+
+def raw_frame(header: dict, payload: bytes) -> tuple[dict, object]:
+    r, w = os.pipe()
+    text = json.dumps(header).encode()
+
+    def writer():
+        try:
+            protocol._write_all(w, struct.pack("<QQ", len(text), len(payload)) + text + payload)
+        except BrokenPipeError:
+            pass  # the receiver refused the frame before reading it all
+        finally:
+            os.close(w)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        return protocol.receive(r, 1 << 20)
+    finally:
+        os.close(r)
+        thread.join()
+
+
+class RoundTrip(unittest.TestCase):
+    def test_nested_outputs_of_every_dtype_come_back_equal(self):
+        out = {
+            "a": torch.randn(3, 5),
+            "b": (torch.arange(7, dtype=torch.int64), [torch.ones(2, 2, dtype=torch.float16)]),
+            "bf16": torch.randn(4, dtype=torch.bfloat16),
+            "flag": torch.tensor([True, False]),
+            "scalar": torch.tensor(2.5, dtype=torch.float64),
+            "empty": torch.empty(0, 3),
+            "transposed": torch.randn(3, 4).t(),
+            "int": 3, "float": 0.5, "nan": float("nan"), "none": None, "text": "ok",
+        }
+        header, payload = through_pipe({"ok": True}, out)
+        self.assertEqual(header, {"ok": True})
+        back = protocol.load_payload(payload, "cpu")
+        self.assertEqual(sorted(back), sorted(out))
+        for key in ("a", "bf16", "flag", "scalar", "empty", "transposed"):
+            self.assertEqual(back[key].dtype, out[key].dtype, key)
+            self.assertTrue(torch.equal(back[key], out[key]), key)
+        self.assertIsInstance(back["b"], tuple)
+        self.assertIsInstance(back["b"][1], list)
+        self.assertTrue(torch.equal(back["b"][1][0], out["b"][1][0]))
+        self.assertEqual((back["int"], back["float"], back["none"], back["text"]), (3, 0.5, None, "ok"))
+        self.assertNotEqual(back["nan"], back["nan"])
+
+    def test_a_large_output_arrives_whole(self):
+        big = torch.randint(0, 255, (48 << 20,), dtype=torch.uint8)
+        _, payload = through_pipe({}, [big, big[:5]])
+        back = protocol.load_payload(payload, "cpu")
+        self.assertTrue(torch.equal(back[0], big))
+        self.assertTrue(torch.equal(back[1], big[:5]))
+
+    def test_a_frame_without_payload_has_none(self):
+        header, payload = through_pipe({"cmd": "kept"})
+        self.assertEqual((header, payload), ({"cmd": "kept"}, b""))
+        with self.assertRaises(protocol.ProtocolError):
+            protocol.load_payload(payload, "cpu")
+
+
+class Refused(unittest.TestCase):
+    def test_objects_that_are_not_tensors_are_not_sent(self):
+        class Lazy(torch.Tensor):
+            pass
+
+        for bad in (object(), {1.5: torch.ones(1)}, torch.ones(2).as_subclass(Lazy), [set()]):
+            with self.assertRaises(TypeError):
+                through_pipe({}, bad)
+
+    def test_hostile_layouts_are_refused(self):
+        desc = {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 16}
+        cases = {
+            "bytes beyond the payload": ({**desc, "shape": [8], "nbytes": 32}, 16),
+            "nbytes not matching the shape": ({**desc, "nbytes": 12}, 16),
+            "unknown dtype": ({**desc, "dtype": "object"}, 16),
+            "negative dimension": ({**desc, "shape": [-4]}, 16),
+            "misaligned offset": ({**desc, "offset": 3}, 32),
+        }
+        for name, (bad, size) in cases.items():
+            header = {"_layout": {"root": {"tensor": 0}, "tensors": [bad]}}
+            _, payload = raw_frame(header, bytes(size))
+            with self.assertRaises(protocol.ProtocolError, msg=name):
+                protocol.load_payload(payload, "cpu")
+        for root in ({"tensor": 5}, {"eval": "1"}, {"value": [1]}, {"float": "1e999"}, "x"):
+            _, payload = raw_frame({"_layout": {"root": root, "tensors": [desc]}}, bytes(16))
+            with self.assertRaises(protocol.ProtocolError, msg=str(root)):
+                protocol.load_payload(payload, "cpu")
+
+    def test_a_payload_without_layout_or_over_the_limit_is_a_protocol_error(self):
+        with self.assertRaises(protocol.ProtocolError):
+            raw_frame({"ok": True}, b"1234")
+        with self.assertRaises(protocol.ProtocolError):
+            raw_frame({"_layout": {"root": {"value": 1}, "tensors": []}}, bytes(2 << 20))
+
+
+if __name__ == "__main__":
+    unittest.main()
