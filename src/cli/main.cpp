@@ -7,8 +7,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "client/client.h"
 #include "judge/judge.h"
 #include "problem/problem.h"
+#include "server/server.h"
 
 namespace fs = std::filesystem;
 using kj::judge::Verdict;
@@ -265,6 +267,20 @@ int run_problem_show(const std::string& problem_dir) {
   return 0;
 }
 
+// The bundled problems/: beside the kj executable or up to two folders above it (build/kj).
+std::string bundled_problems_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (fs::path dir = exe.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_directory(dir / "problems")) return (dir / "problems").string();
+    if (dir == dir.root_path() ||
+        dir.parent_path() == exe.parent_path().parent_path().parent_path())
+      break;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,7 +332,81 @@ int main(int argc, char** argv) {
   std::string show_dir;
   show->add_option("DIR", show_dir)->required();
 
+  auto* serve = app.add_subcommand(
+      "serve", "run the judge server: REST API, one worker per GPU (or one CPU worker)");
+  kj::server::ServeOptions serve_options;
+  std::string serve_db = "sqlite:kj.db", serve_python, serve_harness;
+  double serve_max_time = 15;
+  int serve_max_repeats = 1000;
+  bool serve_no_gpu = false;
+  serve->add_option("--db", serve_db, "store URL: sqlite:PATH")->capture_default_str();
+  serve->add_option("--problems", serve_options.problems_dir,
+                    "load every problem directory under DIR as a leaderboard (default: the "
+                    "bundled problems/)");
+  serve->add_option("--host", serve_options.host)->capture_default_str();
+  serve->add_option("--port", serve_options.port, "0: any free port")->capture_default_str();
+  serve->add_option("--python", serve_python, "harness interpreter (default $KJ_PYTHON)");
+  serve->add_option("--harness", serve_harness, "folder holding kj_harness");
+  serve->add_flag("--no-gpu", serve_no_gpu, "one CPU worker even when GPUs are present");
+  serve
+      ->add_option("--rate-limit", serve_options.api.submissions_per_hour,
+                   "submissions per user, leaderboard and hour (admins exempt)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  serve->add_option("--max-source-bytes", serve_options.api.max_source_bytes)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  serve->add_option("--max-time", serve_max_time, "timing: most seconds of sampling per case")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  serve->add_option("--max-repeats", serve_max_repeats, "timing: most samples per case")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+
+  auto* submit = app.add_subcommand("submit", "submit a file to a judge server and follow it");
+  kj::client::SubmitOptions submit_options;
+  std::string server_url, token;
+  auto add_connection = [&](CLI::App* command) {
+    command->add_option("--server", server_url, "server URL (default $KJ_SERVER, config file)");
+    command->add_option("--token", token, "API token (default $KJ_TOKEN, config file)");
+  };
+  submit->add_option("FILE", submit_options.file)->required()->check(CLI::ExistingFile);
+  submit->add_option("--leaderboard", submit_options.leaderboard,
+                     "default: the code's '#!POPCORN leaderboard' line");
+  submit->add_option("--gpu", submit_options.gpu, "GPU type (default: the code's or the server's)");
+  submit->add_option("--mode", submit_options.mode, "test, benchmark or leaderboard")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"test", "benchmark", "leaderboard"}));
+  submit->add_flag("--json", submit_options.json, "print the final submission as JSON");
+  add_connection(submit);
+
+  auto* submissions = app.add_subcommand("submissions", "your submissions on a judge server");
+  submissions->require_subcommand(1);
+  auto* list = submissions->add_subcommand("list", "your submissions, newest first");
+  std::string list_leaderboard;
+  bool list_json = false;
+  list->add_option("--leaderboard", list_leaderboard);
+  list->add_flag("--json", list_json);
+  add_connection(list);
+  auto* show_submission = submissions->add_subcommand("show", "one submission's result");
+  std::int64_t show_id = 0;
+  bool show_json = false;
+  show_submission->add_option("ID", show_id)->required();
+  show_submission->add_flag("--json", show_json);
+  add_connection(show_submission);
+
   CLI11_PARSE(app, argc, argv);
+  if (*submit) {
+    return kj::client::submit(kj::client::resolve_connection(server_url, token), submit_options);
+  }
+  if (*list) {
+    return kj::client::list_submissions(kj::client::resolve_connection(server_url, token),
+                                        list_leaderboard, list_json);
+  }
+  if (*show_submission) {
+    return kj::client::show_submission(kj::client::resolve_connection(server_url, token), show_id,
+                                       show_json);
+  }
   try {
     if (*eval) {
       return run_eval(problem_dir, submission, mode,
@@ -327,6 +417,19 @@ int main(int argc, char** argv) {
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
     if (*check) return run_problem_check(check_dir, check_json, check_options);
     if (*show) return run_problem_show(show_dir);
+    if (*serve) {
+      serve_options.store_url = serve_db;
+      if (serve_options.problems_dir.empty()) serve_options.problems_dir = bundled_problems_dir();
+      serve_options.use_gpus = !serve_no_gpu;
+      if (!serve_python.empty()) serve_options.worker.python = serve_python;
+      if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
+      serve_options.worker.timing = {{"max_samples", serve_max_repeats},
+                                     {"max_seconds", serve_max_time}};
+      // Fail at start, not on the first job, when the harness cannot be found.
+      kj::judge::discover_environment(serve_options.worker.python, serve_options.worker.harness_dir,
+                                      "cpu");
+      return kj::server::serve(serve_options);
+    }
   } catch (const SourceTooLarge& e) {
     std::cerr << "kj: " << e.what() << "\n";
     return kExitBadInput;

@@ -1,0 +1,168 @@
+// `kj serve`: the server and its workers in one process.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "server/server.h"
+
+namespace kj::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Calls requeue_expired on its own thread every interval; joined on destruction.
+class ExpiredLeaseSweeper {
+ public:
+  ExpiredLeaseSweeper(std::string store_url, std::chrono::seconds interval)
+      : store_(store::open_store(store_url)), interval_(interval), thread_([this] { run(); }) {}
+  ~ExpiredLeaseSweeper() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  ExpiredLeaseSweeper(const ExpiredLeaseSweeper&) = delete;
+  ExpiredLeaseSweeper& operator=(const ExpiredLeaseSweeper&) = delete;
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+      try {
+        const auto now =
+            std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
+        if (const int n = store_->requeue_expired(now); n > 0) {
+          std::fprintf(stderr, "kj serve: requeued %d job(s) whose lease expired\n", n);
+        }
+      } catch (const store::StoreError& e) {
+        std::fprintf(stderr, "kj serve: %s\n", e.what());
+      }
+    }
+  }
+
+  std::unique_ptr<store::Store> store_;
+  std::chrono::seconds interval_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Blocks SIGINT and SIGTERM in every thread started after it, so the main thread can wait for
+// them with sigwait; restores the mask on destruction.
+class ShutdownSignals {
+ public:
+  ShutdownSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+  }
+  ~ShutdownSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  ShutdownSignals(const ShutdownSignals&) = delete;
+  ShutdownSignals& operator=(const ShutdownSignals&) = delete;
+  int wait() const {
+    int signal = 0;
+    sigwait(&set_, &signal);
+    return signal;
+  }
+
+ private:
+  sigset_t set_{};
+  sigset_t previous_{};
+};
+
+// Writes the client config (server URL and admin token) when the user has none yet, so
+// `kj submit` works from this account without flags.
+void write_client_config(const std::string& url, const std::string& token) {
+  const char* home = std::getenv("HOME");
+  if (!home) return;
+  const fs::path path = fs::path(home) / ".config" / "kerneljudge" / "config.json";
+  std::error_code ec;
+  if (fs::exists(path, ec)) return;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path);
+  if (!out) return;
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, ec);
+  out << nlohmann::json{{"server", url}, {"token", token}}.dump(2) << "\n";
+  std::cout << "wrote " << path.string() << " (server and admin token for kj submit)\n";
+}
+
+}  // namespace
+
+int serve(const ServeOptions& options) {
+  ShutdownSignals signals;
+  std::shared_ptr<store::Store> store = store::open_store(options.store_url);
+  if (const int n = store->recover_running_jobs(); n > 0) {
+    std::cout << "recovered " << n << " job(s) left running by a previous server\n";
+  }
+
+  std::vector<worker::Device> devices;
+  if (options.use_gpus) devices = worker::detect_gpus();
+  if (devices.empty()) devices.push_back({"cpu", "cpu"});
+  ApiOptions api = options.api;
+  for (const auto& d : devices) {
+    if (std::find(api.served_gpu_types.begin(), api.served_gpu_types.end(), d.gpu_type) ==
+        api.served_gpu_types.end()) {
+      api.served_gpu_types.push_back(d.gpu_type);
+    }
+  }
+
+  if (!options.problems_dir.empty()) {
+    for (const auto& name :
+         load_problem_leaderboards(*store, options.problems_dir, api.served_gpu_types)) {
+      std::cout << "leaderboard " << name << " loaded\n";
+    }
+  }
+  std::optional<std::string> admin_token;
+  if (!store->get_user("admin")) {
+    const auto admin = store->create_user("admin", true);
+    admin_token = store->create_token(admin.id, "created by kj serve").token;
+  }
+
+  auto stats = std::make_shared<worker::WorkerStats>();
+  Server server(store, api, stats);
+  const int port = server.bind(options.host, options.port);
+  const std::string url = "http://" + options.host + ":" + std::to_string(port);
+
+  std::vector<std::unique_ptr<worker::Worker>> workers;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  for (const auto& d : devices) {
+    worker::WorkerOptions w = options.worker;
+    w.worker_id = std::string(host) + ":" + std::to_string(getpid()) + ":" + d.device;
+    w.device = d.device;
+    w.gpu_types = {d.gpu_type};
+    workers.push_back(std::make_unique<worker::Worker>(options.store_url, w, stats));
+    workers.back()->start();
+    std::cout << "worker on " << d.device << " takes " << d.gpu_type << " jobs\n";
+  }
+  ExpiredLeaseSweeper sweeper(options.store_url, options.requeue_interval);
+
+  std::cout << "kj serve: listening on " << url << " (API: " << url << "/api/openapi.json)\n";
+  if (admin_token) {
+    std::cout << "admin token (shown once): " << *admin_token << "\n";
+    write_client_config(url, *admin_token);
+  }
+  std::cout << std::flush;
+
+  std::thread http([&server] { server.serve(); });
+  const int signal = signals.wait();
+  std::cout << "kj serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+            << ", stopping (workers finish their current job)\n"
+            << std::flush;
+  server.stop();
+  http.join();
+  for (auto& w : workers) w->stop();
+  return 0;
+}
+
+}  // namespace kj::server

@@ -1,0 +1,758 @@
+#include "server/server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "problem/problem.h"
+#include "server/detail/openapi.h"
+
+namespace kj::server {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+store::Time now_us() {
+  return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
+}
+
+// A request refused: the HTTP status and a stable code for programs, a message for people.
+struct ApiError : std::runtime_error {
+  ApiError(int status_code, std::string error_code, const std::string& message)
+      : std::runtime_error(message), status(status_code), code(std::move(error_code)) {}
+  int status;
+  std::string code;
+};
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(2) + "\n", "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& code,
+                const std::string& message) {
+  send_json(res, status, {{"error", {{"code", code}, {"message", message}}}});
+}
+
+json time_json(const std::optional<store::Time>& time) {
+  return time ? json(format_time(*time)) : json(nullptr);
+}
+
+json optional_json(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+bool past(const std::optional<store::Time>& deadline) { return deadline && *deadline <= now_us(); }
+
+json leaderboard_json(const store::Leaderboard& lb, bool full) {
+  json out = {{"name", lb.name},
+              {"deadline", time_json(lb.deadline)},
+              {"open", !past(lb.deadline)},
+              {"gpu_types", lb.gpu_types},
+              {"visibility", store::to_string(lb.visibility)}};
+  if (full) {
+    out["description"] = lb.description;
+    out["created_at"] = format_time(lb.created_at);
+  } else {
+    const auto first_line = lb.description.substr(0, lb.description.find('\n'));
+    out["summary"] = first_line;
+  }
+  return out;
+}
+
+json submission_json(const store::Submission& s) {
+  return {{"id", s.id},
+          {"user", s.user_name},
+          {"leaderboard", s.leaderboard_name},
+          {"file_name", s.file_name},
+          {"gpu", s.gpu_type},
+          {"mode", s.mode},
+          {"created_at", format_time(s.created_at)},
+          {"status", store::to_string(s.status)},
+          {"verdict", s.verdict.empty() ? json(nullptr) : json(s.verdict)},
+          {"score", optional_json(s.score)},
+          {"hacked", s.hacked},
+          {"code_sha256", s.code_sha256}};
+}
+
+bool is_final(store::SubmissionStatus status) {
+  return status == store::SubmissionStatus::done || status == store::SubmissionStatus::failed;
+}
+
+// The file name as given, reduced to its last path component and safe characters.
+std::string clean_file_name(const std::string& name) {
+  std::string base = fs::path(name).filename().string();
+  std::string out;
+  for (const char c : base) {
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  }
+  if (out.empty() || out.front() == '.') out = "submission.py";
+  return out.substr(0, 128);
+}
+
+json parse_json_body(const httplib::Request& req) {
+  if (req.body.empty()) return json::object();
+  try {
+    json body = json::parse(req.body);
+    if (!body.is_object())
+      throw ApiError(400, "invalid_json", "the request body must be a JSON object");
+    return body;
+  } catch (const json::parse_error& e) {
+    throw ApiError(400, "invalid_json", std::string("the request body is not JSON: ") + e.what());
+  }
+}
+
+std::string string_field(const json& body, const std::string& key) {
+  const auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return "";
+  if (!it->is_string()) throw ApiError(400, "invalid_field", "'" + key + "' must be a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+struct Server::State {
+  std::shared_ptr<store::Store> store;
+  ApiOptions options;
+  std::shared_ptr<worker::WorkerStats> stats;
+  httplib::Server http;
+  std::atomic<bool> stopping{false};
+  std::mutex stop_mutex;
+  std::condition_variable stop_wake;
+
+  std::optional<store::User> bearer_user(const httplib::Request& req) {
+    const std::string header = req.get_header_value("Authorization");
+    if (header.empty()) return std::nullopt;
+    const std::string prefix = "Bearer ";
+    if (header.rfind(prefix, 0) != 0) {
+      throw ApiError(401, "invalid_token", "Authorization must be 'Bearer TOKEN'");
+    }
+    auto user = store->user_for_token(header.substr(prefix.size()));
+    if (!user) throw ApiError(401, "invalid_token", "the token is unknown or was revoked");
+    return user;
+  }
+
+  store::User require_user(const httplib::Request& req) {
+    auto user = bearer_user(req);
+    if (!user) {
+      throw ApiError(401, "missing_token", "this request needs 'Authorization: Bearer TOKEN'");
+    }
+    return *user;
+  }
+
+  store::User require_admin(const httplib::Request& req) {
+    auto user = require_user(req);
+    if (!user.is_admin) throw ApiError(403, "admin_only", "only admins may do this");
+    return user;
+  }
+
+  store::Leaderboard leaderboard(const std::string& name, const std::optional<store::User>& user) {
+    auto lb = store->get_leaderboard(name);
+    if (!lb || (lb->visibility == store::Visibility::hidden && !(user && user->is_admin))) {
+      throw ApiError(404, "unknown_leaderboard", "no leaderboard named '" + name + "'");
+    }
+    return *lb;
+  }
+
+  store::Submission submission(const std::string& id_text) {
+    store::Id id = 0;
+    try {
+      id = std::stoll(id_text);
+    } catch (const std::exception&) {
+      throw ApiError(404, "unknown_submission", "no submission " + id_text);
+    }
+    auto s = store->get_submission(id);
+    if (!s) throw ApiError(404, "unknown_submission", "no submission " + id_text);
+    return *s;
+  }
+
+  // The owner and admins always; anyone once the leaderboard's deadline passed.
+  void check_can_read(const store::Submission& s, const std::optional<store::User>& user) {
+    if (user && (user->is_admin || user->id == s.user_id)) return;
+    const auto lb = store->get_leaderboard(s.leaderboard_name);
+    if (lb && past(lb->deadline)) return;
+    if (!user)
+      throw ApiError(401, "missing_token", "this request needs 'Authorization: Bearer TOKEN'");
+    throw ApiError(403, "not_yours",
+                   "submission " + std::to_string(s.id) +
+                       " belongs to another user; it becomes readable after the leaderboard's "
+                       "deadline");
+  }
+
+  std::string pick_gpu(const store::Leaderboard& lb, const std::string& asked) {
+    if (!asked.empty()) {
+      if (std::find(lb.gpu_types.begin(), lb.gpu_types.end(), asked) == lb.gpu_types.end()) {
+        throw ApiError(400, "unknown_gpu",
+                       "leaderboard '" + lb.name + "' has no GPU type '" + asked +
+                           "' (it has: " + json(lb.gpu_types).dump() + ")");
+      }
+      return asked;
+    }
+    if (lb.gpu_types.size() == 1) return lb.gpu_types.front();
+    for (const auto& served : options.served_gpu_types) {
+      if (std::find(lb.gpu_types.begin(), lb.gpu_types.end(), served) != lb.gpu_types.end()) {
+        return served;
+      }
+    }
+    throw ApiError(400, "missing_gpu",
+                   "say which GPU type (gpu, or '#!POPCORN gpu TYPE'); leaderboard '" + lb.name +
+                       "' has " + json(lb.gpu_types).dump());
+  }
+
+  void create_submission(const httplib::Request& req, httplib::Response& res) {
+    const auto user = require_user(req);
+    std::string leaderboard_name, gpu, mode, file_name, code;
+    bool has_code = false;
+    if (req.is_multipart_form_data()) {
+      if (req.has_file("file")) {
+        const auto file = req.get_file_value("file");
+        code = file.content;
+        file_name = file.filename;
+        has_code = true;
+      }
+      auto field = [&](const char* key) {
+        return req.has_file(key) ? req.get_file_value(key).content : std::string();
+      };
+      leaderboard_name = field("leaderboard");
+      gpu = field("gpu");
+      mode = field("mode");
+      if (file_name.empty()) file_name = field("file_name");
+    } else {
+      const json body = parse_json_body(req);
+      leaderboard_name = string_field(body, "leaderboard");
+      gpu = string_field(body, "gpu");
+      mode = string_field(body, "mode");
+      file_name = string_field(body, "file_name");
+      has_code = body.contains("code") && !body["code"].is_null();
+      code = string_field(body, "code");
+    }
+    if (!has_code) {
+      throw ApiError(400, "missing_field", "the submission has no code ('code', or a 'file' part)");
+    }
+    if (code.size() > options.max_source_bytes) {
+      throw ApiError(413, "source_too_large",
+                     "the submission is " + std::to_string(code.size()) +
+                         " bytes, over the limit of " + std::to_string(options.max_source_bytes) +
+                         " bytes");
+    }
+    const auto directives = problem::parse_directives(code);
+    if (leaderboard_name.empty() && directives.leaderboard)
+      leaderboard_name = *directives.leaderboard;
+    if (gpu.empty() && !directives.gpus.empty()) gpu = directives.gpus.front();
+    if (leaderboard_name.empty()) {
+      throw ApiError(400, "missing_field",
+                     "say which leaderboard ('leaderboard', or '#!POPCORN leaderboard NAME' in the "
+                     "code)");
+    }
+    if (mode.empty()) mode = "test";
+    if (mode != "test" && mode != "benchmark" && mode != "leaderboard") {
+      throw ApiError(400, "invalid_mode",
+                     "mode must be test, benchmark or leaderboard, not '" + mode + "'");
+    }
+    const auto lb = leaderboard(leaderboard_name, user);
+    gpu = pick_gpu(lb, gpu);
+    if (past(lb.deadline) && !user.is_admin) {
+      throw ApiError(403, "deadline_passed",
+                     "leaderboard '" + lb.name + "' closed at " + format_time(*lb.deadline) +
+                         "; it takes no more submissions");
+    }
+    if (!user.is_admin) {
+      const auto window = store->rate_window(user.id, lb.id, "", options.submissions_per_hour,
+                                             std::chrono::hours(1));
+      if (window.retry_after) {
+        res.set_header("Retry-After", std::to_string(window.retry_after->count()));
+        throw ApiError(429, "rate_limited",
+                       "at most " + std::to_string(options.submissions_per_hour) +
+                           " submissions per hour on '" + lb.name + "'; retry in " +
+                           std::to_string(window.retry_after->count()) + " s");
+      }
+    }
+    store::NewSubmission submission;
+    submission.user_id = user.id;
+    submission.leaderboard_id = lb.id;
+    submission.file_name = clean_file_name(file_name.empty() ? "submission.py" : file_name);
+    submission.code = std::move(code);
+    submission.gpu_type = gpu;
+    submission.mode = mode;
+    const auto created = store->create_submission(submission);
+    res.set_header("Location", "/api/submissions/" + std::to_string(created.id));
+    send_json(res, 201, submission_json(created));
+  }
+
+  json runs_json(const store::Submission& s, bool show_secret) {
+    json runs = json::array();
+    for (const auto& run : store->submission_runs(s.id)) {
+      json r = {{"id", run.id},
+                {"mode", run.mode},
+                {"runner", run.runner},
+                {"secret", run.secret},
+                {"passed", run.passed},
+                {"score", optional_json(run.score)},
+                {"start_time", format_time(run.start_time)},
+                {"end_time", format_time(run.end_time)}};
+      // The secret run's cases are derived from the leaderboard's secret: admins only.
+      if (!run.secret || show_secret) r["result"] = json::parse(run.result_json, nullptr, false);
+      runs.push_back(std::move(r));
+    }
+    return runs;
+  }
+
+  void get_submission(const httplib::Request& req, httplib::Response& res) {
+    const auto user = bearer_user(req);
+    const auto s = submission(req.matches[1]);
+    check_can_read(s, user);
+    json out = submission_json(s);
+    out["runs"] = runs_json(s, user && user->is_admin);
+    json jobs = json::array();
+    for (const auto& job : store->submission_jobs(s.id)) {
+      jobs.push_back({{"id", job.id},
+                      {"state", store::to_string(job.state)},
+                      {"attempts", job.attempts},
+                      {"error", job.error}});
+    }
+    out["jobs"] = jobs;
+    send_json(res, 200, out);
+  }
+
+  // Server-Sent Events: the latest job's progress (ids "JOB.SEQ"), then one `result` event with
+  // the submission as stored once it is final.
+  void stream_events(const httplib::Request& req, httplib::Response& res) {
+    const auto user = bearer_user(req);
+    const auto s = submission(req.matches[1]);
+    check_can_read(s, user);
+    store::Id resume_job = 0;
+    std::int64_t resume_seq = 0;
+    const std::string last = req.get_header_value("Last-Event-ID");
+    if (!last.empty()) {
+      if (std::sscanf(last.c_str(), "%ld.%ld", &resume_job, &resume_seq) != 2) {
+        resume_job = 0;
+        resume_seq = 0;
+      }
+    }
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    const store::Id submission_id = s.id;
+    res.set_chunked_content_provider("text/event-stream", [this, submission_id, resume_job,
+                                                           resume_seq](std::size_t,
+                                                                       httplib::DataSink& sink) {
+      store::Id job_id = resume_job;
+      std::int64_t seq = resume_seq;
+      auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
+      auto since_keepalive = std::chrono::steady_clock::now();
+      while (!stopping) {
+        const auto current = store->get_submission(submission_id);
+        if (!current) break;
+        const auto jobs = store->submission_jobs(submission_id);
+        if (!jobs.empty()) {
+          const auto latest = std::max_element(
+              jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+          if (latest->id != job_id) {
+            job_id = latest->id;
+            seq = 0;
+          }
+          for (const auto& event : store->progress_since(job_id, seq)) {
+            seq = event.seq;
+            if (!write("id: " + std::to_string(job_id) + "." + std::to_string(seq) +
+                       "\nevent: progress\ndata: " + event.event_json + "\n\n")) {
+              return false;
+            }
+          }
+        }
+        // Workers append their events before completing, so a final status read before the
+        // events above means every event was sent.
+        if (is_final(current->status)) {
+          json final_event = submission_json(*current);
+          write("event: result\ndata: " + final_event.dump() + "\n\n");
+          sink.done();
+          return true;
+        }
+        if (std::chrono::steady_clock::now() - since_keepalive > std::chrono::seconds(15)) {
+          if (!write(": keep-alive\n\n")) return false;
+          since_keepalive = std::chrono::steady_clock::now();
+        }
+        std::unique_lock lock(stop_mutex);
+        stop_wake.wait_for(lock, options.event_poll, [this] { return stopping.load(); });
+      }
+      sink.done();
+      return true;
+    });
+  }
+
+  void list_submissions(const httplib::Request& req, httplib::Response& res) {
+    const auto user = require_user(req);
+    store::Id leaderboard_id = 0;
+    if (req.has_param("leaderboard"))
+      leaderboard_id = leaderboard(req.get_param_value("leaderboard"), user).id;
+    int limit = 50;
+    if (req.has_param("limit")) {
+      try {
+        limit = std::clamp(std::stoi(req.get_param_value("limit")), 1, 1000);
+      } catch (const std::exception&) {
+        throw ApiError(400, "invalid_field", "limit must be a number");
+      }
+    }
+    json list = json::array();
+    for (const auto& s : store->user_submissions(user.id, leaderboard_id, limit)) {
+      list.push_back(submission_json(s));
+    }
+    send_json(res, 200, {{"submissions", list}});
+  }
+
+  void get_code(const httplib::Request& req, httplib::Response& res) {
+    const auto user = bearer_user(req);
+    const auto s = submission(req.matches[1]);
+    check_can_read(s, user);
+    const auto code = store->get_code(s.code_sha256);
+    if (!code) throw ApiError(404, "unknown_code", "the code of this submission is missing");
+    res.set_header("Content-Disposition", "attachment; filename=\"" + s.file_name + "\"");
+    res.set_content(*code, "text/plain; charset=utf-8");
+  }
+
+  void mark_hacked(const httplib::Request& req, httplib::Response& res) {
+    require_admin(req);
+    const auto s = submission(req.matches[1]);
+    const json body = parse_json_body(req);
+    const bool hacked = body.value("hacked", true);
+    store->set_submission_hacked(s.id, hacked);
+    send_json(res, 200, submission_json(*store->get_submission(s.id)));
+  }
+
+  void list_leaderboards(const httplib::Request& req, httplib::Response& res) {
+    const auto user = bearer_user(req);
+    json list = json::array();
+    for (const auto& lb : store->list_leaderboards(user && user->is_admin)) {
+      list.push_back(leaderboard_json(lb, false));
+    }
+    send_json(res, 200, {{"leaderboards", list}});
+  }
+
+  void get_leaderboard(const httplib::Request& req, httplib::Response& res) {
+    const auto lb = leaderboard(req.matches[1], bearer_user(req));
+    json out = leaderboard_json(lb, true);
+    try {
+      const auto problem = problem::load(lb.problem_dir);
+      json templates = json::array();
+      for (const auto& [language, path] : problem.templates) templates.push_back(language);
+      out["templates"] = templates;
+      out["tests"] = problem.tests.size();
+      out["benchmarks"] = problem.benchmarks.size();
+      out["ranking_by"] = problem::to_string(problem.ranking_by);
+      out["kernel_language"] = problem.kernel_language;
+    } catch (const std::exception& e) {
+      out["problem_error"] = e.what();
+    }
+    send_json(res, 200, out);
+  }
+
+  void get_ranking(const httplib::Request& req, httplib::Response& res) {
+    const auto lb = leaderboard(req.matches[1], bearer_user(req));
+    const std::string gpu = pick_gpu(lb, req.get_param_value("gpu"));
+    json rows = json::array();
+    for (const auto& entry : store->ranking(lb.id, gpu)) {
+      rows.push_back({{"rank", entry.rank},
+                      {"user", entry.user_name},
+                      {"submission_id", entry.submission_id},
+                      {"file_name", entry.file_name},
+                      {"score", entry.score},
+                      {"submitted_at", format_time(entry.submitted_at)}});
+    }
+    send_json(res, 200, {{"leaderboard", lb.name}, {"gpu", gpu}, {"ranking", rows}});
+  }
+
+  void get_template(const httplib::Request& req, httplib::Response& res) {
+    const auto lb = leaderboard(req.matches[1], bearer_user(req));
+    const auto problem = problem::load(lb.problem_dir);
+    if (problem.templates.empty()) {
+      throw ApiError(404, "no_template", "leaderboard '" + lb.name + "' has no template");
+    }
+    std::string language = req.get_param_value("lang");
+    if (language.empty())
+      language = problem.templates.contains("Python") ? "Python" : problem.templates.begin()->first;
+    const auto it = problem.templates.find(language);
+    if (it == problem.templates.end()) {
+      throw ApiError(404, "no_template",
+                     "leaderboard '" + lb.name + "' has no " + language + " template");
+    }
+    std::ifstream in(problem.dir / it->second, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    res.set_header("Content-Disposition",
+                   "attachment; filename=\"" + fs::path(it->second).filename().string() + "\"");
+    res.set_content(text.str(), "text/plain; charset=utf-8");
+  }
+
+  void create_user(const httplib::Request& req, httplib::Response& res) {
+    require_admin(req);
+    const json body = parse_json_body(req);
+    const std::string name = string_field(body, "name");
+    if (name.empty()) throw ApiError(400, "missing_field", "the user needs a 'name'");
+    if (store->get_user(name)) throw ApiError(409, "user_exists", "user '" + name + "' exists");
+    const bool admin = body.value("admin", false);
+    const auto user = store->create_user(name, admin);
+    const auto token = store->create_token(user.id, string_field(body, "label"));
+    send_json(
+        res, 201,
+        {{"id", user.id}, {"name", user.name}, {"admin", user.is_admin}, {"token", token.token}});
+  }
+
+  void create_token(const httplib::Request& req, httplib::Response& res) {
+    require_admin(req);
+    const json body = parse_json_body(req);
+    const std::string name = string_field(body, "user");
+    if (name.empty()) throw ApiError(400, "missing_field", "say which 'user' the token is for");
+    const auto user = store->get_user(name);
+    if (!user) throw ApiError(404, "unknown_user", "no user named '" + name + "'");
+    const auto token = store->create_token(user->id, string_field(body, "label"));
+    send_json(res, 201,
+              {{"user", user->name}, {"token_id", token.token_id}, {"token", token.token}});
+  }
+
+  std::optional<store::Time> deadline_field(const json& body) {
+    if (!body.contains("deadline") || body["deadline"].is_null()) return std::nullopt;
+    const std::string text = string_field(body, "deadline");
+    auto time = parse_time(text);
+    if (!time) {
+      throw ApiError(400, "invalid_field",
+                     "deadline must be UTC ISO 8601 like 2026-03-01T12:00:00Z, not '" + text + "'");
+    }
+    return time;
+  }
+
+  void create_leaderboard(const httplib::Request& req, httplib::Response& res) {
+    require_admin(req);
+    const json body = parse_json_body(req);
+    const std::string problem_dir = string_field(body, "problem_dir");
+    if (problem_dir.empty())
+      throw ApiError(400, "missing_field", "say which 'problem_dir' to load");
+    problem::Problem problem;
+    try {
+      problem = problem::load(problem_dir);
+    } catch (const std::exception& e) {
+      throw ApiError(400, "invalid_problem", e.what());
+    }
+    store::NewLeaderboard lb;
+    lb.name = string_field(body, "name");
+    if (lb.name.empty()) lb.name = problem.name;
+    if (store->get_leaderboard(lb.name)) {
+      throw ApiError(409, "leaderboard_exists", "leaderboard '" + lb.name + "' exists");
+    }
+    lb.problem_dir = problem.dir.string();
+    std::ifstream in(problem.dir / "task.yml", std::ios::binary);
+    std::ostringstream yaml;
+    yaml << in.rdbuf();
+    lb.task_yaml = yaml.str();
+    lb.description =
+        body.contains("description") ? string_field(body, "description") : problem.description;
+    lb.deadline = deadline_field(body);
+    if (body.contains("gpu_types")) {
+      if (!body["gpu_types"].is_array())
+        throw ApiError(400, "invalid_field", "gpu_types must be a list");
+      for (const auto& g : body["gpu_types"]) {
+        if (!g.is_string() || g.get<std::string>().empty()) {
+          throw ApiError(400, "invalid_field", "gpu_types must be non-empty strings");
+        }
+        lb.gpu_types.push_back(g.get<std::string>());
+      }
+    } else {
+      lb.gpu_types = options.served_gpu_types;
+    }
+    if (lb.gpu_types.empty())
+      throw ApiError(400, "missing_field", "the leaderboard needs gpu_types");
+    if (string_field(body, "visibility") == "hidden") lb.visibility = store::Visibility::hidden;
+    const auto created = store->create_leaderboard(lb);
+    send_json(res, 201, leaderboard_json(created, true));
+  }
+
+  void set_deadline(const httplib::Request& req, httplib::Response& res) {
+    const auto user = require_admin(req);
+    const auto lb = leaderboard(req.matches[1], user);
+    const json body = parse_json_body(req);
+    if (!body.contains("deadline")) {
+      throw ApiError(400, "missing_field", "say the 'deadline' (ISO 8601, or null for none)");
+    }
+    store->set_leaderboard_deadline(lb.name, deadline_field(body));
+    send_json(res, 200, leaderboard_json(*store->get_leaderboard(lb.name), true));
+  }
+
+  void metrics(const httplib::Request&, httplib::Response& res) {
+    std::ostringstream out;
+    std::vector<std::string> types = options.served_gpu_types;
+    for (const auto& lb : store->list_leaderboards(true)) {
+      types.insert(types.end(), lb.gpu_types.begin(), lb.gpu_types.end());
+    }
+    std::sort(types.begin(), types.end());
+    types.erase(std::unique(types.begin(), types.end()), types.end());
+    out << "# HELP kj_queue_depth Jobs queued, by GPU type.\n# TYPE kj_queue_depth gauge\n";
+    for (const auto& type : types) {
+      out << "kj_queue_depth{gpu_type=\"" << type << "\"} " << store->count_queued_jobs(type)
+          << "\n";
+    }
+    if (stats) out << stats->prometheus();
+    res.set_content(out.str(), "text/plain; version=0.0.4");
+  }
+
+  // Runs a handler, turning ApiError and store failures into JSON errors.
+  httplib::Server::Handler guarded(void (State::*handler)(const httplib::Request&,
+                                                          httplib::Response&)) {
+    return [this, handler](const httplib::Request& req, httplib::Response& res) {
+      try {
+        (this->*handler)(req, res);
+      } catch (const ApiError& e) {
+        send_error(res, e.status, e.code, e.what());
+      } catch (const store::StoreError& e) {
+        send_error(res, 500, "store_error", e.what());
+      } catch (const std::exception& e) {
+        send_error(res, 500, "internal", e.what());
+      }
+    };
+  }
+
+  void api_routes() {
+    http.Post("/api/submissions", guarded(&State::create_submission));
+    http.Get("/api/submissions", guarded(&State::list_submissions));
+    http.Get(R"(/api/submissions/(\d+))", guarded(&State::get_submission));
+    http.Get(R"(/api/submissions/(\d+)/events)", guarded(&State::stream_events));
+    http.Get(R"(/api/submissions/(\d+)/code)", guarded(&State::get_code));
+    http.Post(R"(/api/submissions/(\d+)/hacked)", guarded(&State::mark_hacked));
+    http.Get("/api/leaderboards", guarded(&State::list_leaderboards));
+    http.Get(R"(/api/leaderboards/([^/]+))", guarded(&State::get_leaderboard));
+    http.Get(R"(/api/leaderboards/([^/]+)/ranking)", guarded(&State::get_ranking));
+    http.Get(R"(/api/leaderboards/([^/]+)/template)", guarded(&State::get_template));
+    http.Post("/api/admin/users", guarded(&State::create_user));
+    http.Post("/api/admin/tokens", guarded(&State::create_token));
+    http.Post("/api/admin/leaderboards", guarded(&State::create_leaderboard));
+    http.Put(R"(/api/admin/leaderboards/([^/]+)/deadline)", guarded(&State::set_deadline));
+    http.Get("/api/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(detail::kOpenApiDocument), "application/json");
+    });
+    http.Get("/metrics", guarded(&State::metrics));
+  }
+};
+
+Server::Server(std::shared_ptr<store::Store> store, ApiOptions options,
+               std::shared_ptr<worker::WorkerStats> stats)
+    : state_(std::make_unique<State>()) {
+  state_->store = std::move(store);
+  state_->options = std::move(options);
+  state_->stats = std::move(stats);
+  auto& http = state_->http;
+  // JSON and multipart carry the source with some overhead; the handler enforces the exact limit.
+  http.set_payload_max_length(state_->options.max_source_bytes * 2 + (64 << 10));
+  // Progress streams hold a thread each while they last.
+  http.new_task_queue = [] { return new httplib::ThreadPool(32); };
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const char* code = res.status == 404   ? "not_found"
+                       : res.status == 413 ? "payload_too_large"
+                       : res.status == 405 ? "method_not_allowed"
+                                           : "bad_request";
+    send_error(res, res.status, code, httplib::status_message(res.status));
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  state_->api_routes();
+}
+
+Server::~Server() { stop(); }
+
+int Server::bind(const std::string& host, int port) {
+  if (port == 0) {
+    const int bound = state_->http.bind_to_any_port(host);
+    if (bound <= 0) throw std::runtime_error("cannot bind " + host);
+    return bound;
+  }
+  if (!state_->http.bind_to_port(host, port)) {
+    throw std::runtime_error("cannot bind " + host + ":" + std::to_string(port));
+  }
+  return port;
+}
+
+void Server::serve() { state_->http.listen_after_bind(); }
+
+void Server::stop() {
+  {
+    std::lock_guard lock(state_->stop_mutex);
+    state_->stopping = true;
+  }
+  state_->stop_wake.notify_all();
+  state_->http.stop();
+}
+
+std::optional<store::Time> parse_time(const std::string& text) {
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute,
+                  &second, &consumed) != 6) {
+    return std::nullopt;
+  }
+  std::string rest = text.substr(static_cast<std::size_t>(consumed));
+  if (!rest.empty() && rest.front() == '.') {
+    std::size_t digits = 1;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    rest = rest.substr(digits);
+  }
+  if (rest != "Z" && rest != "+00:00" && !rest.empty()) return std::nullopt;
+  const std::chrono::year_month_day date{std::chrono::year(year),
+                                         std::chrono::month(static_cast<unsigned>(month)),
+                                         std::chrono::day(static_cast<unsigned>(day))};
+  if (!date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+  return std::chrono::sys_days(date) + std::chrono::hours(hour) + std::chrono::minutes(minute) +
+         std::chrono::seconds(second);
+}
+
+std::string format_time(store::Time time) {
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(time);
+  const std::time_t t = std::chrono::system_clock::to_time_t(seconds);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::vector<std::string> load_problem_leaderboards(store::Store& store,
+                                                   const fs::path& problems_root,
+                                                   const std::vector<std::string>& gpu_types) {
+  std::vector<std::string> created;
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(problems_root)) {
+    if (entry.is_directory() && fs::is_regular_file(entry.path() / "task.yml")) {
+      dirs.push_back(entry.path());
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& dir : dirs) {
+    const std::string name = dir.filename().string();
+    if (store.get_leaderboard(name)) continue;
+    try {
+      const auto problem = problem::load(dir);
+      store::NewLeaderboard lb;
+      lb.name = name;
+      lb.problem_dir = problem.dir.string();
+      std::ifstream in(dir / "task.yml", std::ios::binary);
+      std::ostringstream yaml;
+      yaml << in.rdbuf();
+      lb.task_yaml = yaml.str();
+      lb.description = problem.description;
+      lb.gpu_types = gpu_types;
+      lb.gpu_types.insert(lb.gpu_types.end(), problem.gpus.begin(), problem.gpus.end());
+      std::sort(lb.gpu_types.begin(), lb.gpu_types.end());
+      lb.gpu_types.erase(std::unique(lb.gpu_types.begin(), lb.gpu_types.end()), lb.gpu_types.end());
+      store.create_leaderboard(lb);
+      created.push_back(name);
+    } catch (const problem::ProblemError& e) {
+      std::fprintf(stderr, "kj serve: skipping %s: %s\n", dir.string().c_str(), e.what());
+    }
+  }
+  return created;
+}
+
+}  // namespace kj::server

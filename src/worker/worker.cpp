@@ -1,0 +1,311 @@
+#include "worker/worker.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+#include "judge/judge.h"
+#include "problem/problem.h"
+
+namespace kj::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+store::Time now_us() {
+  return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
+}
+
+// Extends a lease on a thread of its own while a job is judged; joined on destruction.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(store::Store& store, store::JobLease lease, std::chrono::seconds duration)
+      : store_(store), lease_(std::move(lease)), duration_(duration) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~LeaseKeeper() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+  bool lost() const { return lost_; }
+
+ private:
+  void run() {
+    const auto interval =
+        std::max<std::chrono::milliseconds>(duration_ / 3, std::chrono::seconds(1));
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
+      try {
+        if (!store_.heartbeat(lease_, duration_)) lost_ = true;
+      } catch (const store::StoreError&) {
+        // A busy database: the next beat retries; the lease is longer than three intervals.
+      }
+    }
+  }
+
+  store::Store& store_;
+  store::JobLease lease_;
+  std::chrono::seconds duration_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::atomic<bool> lost_{false};
+  std::thread thread_;
+};
+
+bool all_pass(const std::vector<judge::CaseResult>& cases) {
+  return std::all_of(cases.begin(), cases.end(),
+                     [](const judge::CaseResult& c) { return c.status == "pass"; });
+}
+
+std::string run_command(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return "";
+  std::string out;
+  std::array<char, 256> buffer{};
+  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe.get())) out += buffer.data();
+  return out;
+}
+
+}  // namespace
+
+void WorkerStats::record(const std::string& outcome, double seconds) {
+  std::lock_guard lock(mutex_);
+  ++outcomes_[outcome];
+  std::size_t bucket = 0;
+  while (bucket < std::size(kDurationBuckets) && seconds > kDurationBuckets[bucket]) ++bucket;
+  ++bucket_counts_[bucket];
+  duration_sum_ += seconds;
+  ++duration_count_;
+}
+
+void WorkerStats::set_busy(const std::string& worker_id, bool busy) {
+  std::lock_guard lock(mutex_);
+  busy_[worker_id] = busy;
+}
+
+std::string WorkerStats::prometheus() const {
+  std::lock_guard lock(mutex_);
+  std::ostringstream out;
+  out << "# HELP kj_worker_jobs_total Jobs this process's workers finished, by outcome.\n"
+      << "# TYPE kj_worker_jobs_total counter\n";
+  for (const char* outcome : {"completed", "released", "lost"}) {
+    const auto it = outcomes_.find(outcome);
+    out << "kj_worker_jobs_total{outcome=\"" << outcome << "\"} "
+        << (it == outcomes_.end() ? 0 : it->second) << "\n";
+  }
+  out << "# HELP kj_workers_busy Workers of this process judging a job now.\n"
+      << "# TYPE kj_workers_busy gauge\n";
+  int busy = 0;
+  for (const auto& [id, b] : busy_) busy += b ? 1 : 0;
+  out << "kj_workers_busy " << busy << "\n"
+      << "# HELP kj_workers Workers in this process.\n# TYPE kj_workers gauge\nkj_workers "
+      << busy_.size() << "\n";
+  out << "# HELP kj_job_duration_seconds Wall time from claim to completion or release.\n"
+      << "# TYPE kj_job_duration_seconds histogram\n";
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < std::size(kDurationBuckets); ++i) {
+    cumulative += bucket_counts_[i];
+    out << "kj_job_duration_seconds_bucket{le=\"" << kDurationBuckets[i] << "\"} " << cumulative
+        << "\n";
+  }
+  cumulative += bucket_counts_.back();
+  out << "kj_job_duration_seconds_bucket{le=\"+Inf\"} " << cumulative << "\n"
+      << "kj_job_duration_seconds_sum " << duration_sum_ << "\n"
+      << "kj_job_duration_seconds_count " << duration_count_ << "\n";
+  return out.str();
+}
+
+JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
+                    const WorkerOptions& options) {
+  JudgedJob judged;
+  const auto mode = judge::mode_from_string(job.submission.mode);
+  if (!mode || *mode == judge::Mode::compare) {
+    judged.internal_error = "unknown submission mode '" + job.submission.mode + "'";
+    return judged;
+  }
+  problem::Problem problem;
+  try {
+    problem = problem::load(job.problem_dir);
+  } catch (const std::exception& e) {
+    judged.internal_error = std::string("cannot load the leaderboard's problem: ") + e.what();
+    return judged;
+  }
+  judge::EvalRequest request;
+  request.problem = &problem;
+  request.submission_source = job.code;
+  request.submission_name = job.submission.file_name;
+  request.mode = *mode;
+  request.timing = options.timing;
+  if (*mode == judge::Mode::leaderboard) request.secret_seed = job.secret_seed;
+  const auto start = now_us();
+  const judge::EvalResult result = judge::evaluate(request, environment);
+  const auto end = now_us();
+  judged.summary = {{"verdict", judge::to_string(result.verdict)}, {"reason", result.reason}};
+  if (result.verdict == judge::Verdict::internal_error) {
+    judged.internal_error = result.reason;
+    return judged;
+  }
+  const bool accepted = result.verdict == judge::Verdict::accepted;
+  // Scores are kept in seconds, as in the kernelbot-data export.
+  std::optional<double> score;
+  if (accepted && result.score_ns) score = *result.score_ns / 1e9;
+  judged.summary["score"] = score ? nlohmann::json(*score) : nlohmann::json(nullptr);
+
+  store::NewRun run;
+  run.mode = job.submission.mode;
+  run.runner = job.submission.gpu_type;
+  run.result_json = judge::to_json(result).dump();
+  run.system_json = result.system.dump();
+  run.start_time = start;
+  run.end_time = end;
+  store::JobOutcome outcome;
+  outcome.verdict = judge::to_string(result.verdict);
+  if (*mode == judge::Mode::leaderboard) {
+    // The public run (public tests and shapes; ranked by its score) and the secret run (the
+    // secret-seeded cases): the ranking leaves out a submission whose secret run failed.
+    store::NewRun public_run = run;
+    public_run.passed = all_pass(result.tests) && all_pass(result.public_benchmarks) &&
+                        result.verdict != judge::Verdict::security_violation;
+    public_run.score = score;
+    store::NewRun secret_run = run;
+    secret_run.secret = true;
+    secret_run.passed = accepted;
+    secret_run.score = score;
+    outcome.runs = {public_run, secret_run};
+    outcome.score = score;
+  } else {
+    run.passed = accepted;
+    run.score = *mode == judge::Mode::benchmark ? score : std::nullopt;
+    outcome.runs = {run};
+    outcome.score = run.score;
+  }
+  judged.outcome = std::move(outcome);
+  return judged;
+}
+
+Worker::Worker(std::string store_url, WorkerOptions options, std::shared_ptr<WorkerStats> stats)
+    : store_(store::open_store(store_url)), options_(std::move(options)), stats_(std::move(stats)) {
+  if (stats_) stats_->set_busy(options_.worker_id, false);
+}
+
+Worker::~Worker() { stop(); }
+
+void Worker::start() {
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Worker::stop() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::loop() {
+  while (!stopping_) {
+    bool worked = false;
+    try {
+      worked = run_one();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kj worker %s: %s\n", options_.worker_id.c_str(), e.what());
+    }
+    if (worked) continue;
+    std::unique_lock lock(wake_mutex_);
+    wake_.wait_for(lock, options_.idle_poll, [this] { return stopping_.load(); });
+  }
+}
+
+bool Worker::run_one() {
+  auto claimed = store_->claim_next_job(options_.worker_id, options_.gpu_types, options_.lease);
+  if (!claimed) return false;
+  const auto started = Clock::now();
+  if (stats_) stats_->set_busy(options_.worker_id, true);
+  const auto& lease = claimed->lease;
+  auto progress = [&](const nlohmann::json& event) {
+    try {
+      (void)store_->append_progress(lease, event.dump());
+    } catch (const store::StoreError&) {
+      // Progress is for display only; the outcome below is what counts.
+    }
+  };
+  std::string outcome_name;
+  {
+    LeaseKeeper keeper(*store_, lease, options_.lease);
+    progress({{"event", "claimed"},
+              {"worker", options_.worker_id},
+              {"device", options_.device},
+              {"attempt", lease.attempt}});
+    progress({{"event", "stage"},
+              {"stage", "evaluate"},
+              {"state", "started"},
+              {"mode", claimed->submission.mode}});
+    JudgedJob judged;
+    try {
+      const auto environment =
+          judge::discover_environment(options_.python, options_.harness_dir, options_.device);
+      judged = judge_job(*claimed, environment, options_);
+    } catch (const std::exception& e) {
+      judged.internal_error = e.what();
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    progress({{"event", "stage"},
+              {"stage", "evaluate"},
+              {"state", "finished"},
+              {"seconds", seconds},
+              {"verdict", judged.summary.value("verdict", "internal_error")}});
+    if (judged.outcome) {
+      progress({{"event", "verdict"},
+                {"verdict", judged.outcome->verdict},
+                {"reason", judged.summary.value("reason", "")},
+                {"score", judged.summary.value("score", nlohmann::json(nullptr))}});
+      outcome_name = store_->complete(lease, *judged.outcome) ? "completed" : "lost";
+    } else {
+      progress({{"event", "released"}, {"error", judged.internal_error}});
+      outcome_name = store_->release(lease, judged.internal_error) ? "released" : "lost";
+    }
+  }
+  if (stats_) {
+    stats_->record(outcome_name, std::chrono::duration<double>(Clock::now() - started).count());
+    stats_->set_busy(options_.worker_id, false);
+  }
+  return true;
+}
+
+std::vector<Device> detect_gpus() {
+  std::vector<int> minors;
+  const std::regex node("nvidia([0-9]+)");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, node)) minors.push_back(std::stoi(match[1]));
+  }
+  std::sort(minors.begin(), minors.end());
+  std::vector<Device> devices;
+  for (const int minor : minors) {
+    // nvidia-smi numbers GPUs by PCI bus; the minor number is what the sandbox exposes.
+    std::string name = run_command("nvidia-smi --query-gpu=name --format=csv,noheader -i " +
+                                   std::to_string(minor) + " 2>/dev/null");
+    name.erase(std::remove(name.begin(), name.end(), '\n'), name.end());
+    if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
+    std::replace(name.begin(), name.end(), ' ', '_');
+    devices.push_back({"cuda:" + std::to_string(minor), name.empty() ? "cuda" : name});
+  }
+  return devices;
+}
+
+}  // namespace kj::worker

@@ -1,0 +1,105 @@
+// A worker: claims jobs for its device from the store, judges them in the sandbox, reports
+// progress and the outcome, and keeps its lease alive while it judges. Many workers may run in
+// one process (one per GPU) or in several; each has its own store connection.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "judge/judge.h"
+#include "store/store.h"
+
+namespace kj::worker {
+
+struct WorkerOptions {
+  std::string worker_id;               // unique per worker, e.g. "host:pid:cuda:0"
+  std::string device = "cpu";          // "cpu" or "cuda:N"
+  std::vector<std::string> gpu_types;  // the job GPU types it takes, e.g. {"cpu"} or {"H200"}
+  std::optional<std::string> python;   // harness interpreter (default: $KJ_PYTHON, python3)
+  std::optional<std::string> harness_dir;
+  std::chrono::seconds lease{60};
+  std::chrono::milliseconds idle_poll{500};          // wait between claims when the queue is empty
+  nlohmann::json timing = nlohmann::json::object();  // benchmark settings for the harness
+};
+
+// Counters shared by the workers of one process, for /metrics.
+class WorkerStats {
+ public:
+  // Upper bounds (seconds) of the job duration histogram.
+  static constexpr double kDurationBuckets[] = {1, 2, 5, 10, 30, 60, 120, 300, 600, 1800};
+
+  void record(const std::string& outcome, double seconds);  // completed, released, lost
+  void set_busy(const std::string& worker_id, bool busy);
+  // Prometheus text for these counters.
+  std::string prometheus() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::uint64_t> outcomes_;
+  std::vector<std::uint64_t> bucket_counts_ =
+      std::vector<std::uint64_t>(std::size(kDurationBuckets) + 1, 0);
+  double duration_sum_ = 0;
+  std::uint64_t duration_count_ = 0;
+  std::map<std::string, bool> busy_;
+};
+
+// What judging one claimed job produced: the outcome to record, or why it is given back.
+struct JudgedJob {
+  std::optional<store::JobOutcome> outcome;           // set unless an infrastructure fault
+  std::string internal_error;                         // set when the job should be released
+  nlohmann::json summary = nlohmann::json::object();  // verdict, reason, score for the final event
+};
+
+// Runs the judge on one claimed job (no store access): the submission against its leaderboard's
+// problem, in its mode; a leaderboard submission with the leaderboard's secret seed.
+JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
+                    const WorkerOptions& options);
+
+class Worker {
+ public:
+  // Opens its own connection to `store_url`. `stats` may be null.
+  Worker(std::string store_url, WorkerOptions options, std::shared_ptr<WorkerStats> stats);
+  ~Worker();  // stops and joins
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Starts the claim loop on a thread of its own.
+  void start();
+  // Asks the loop to stop after the current job and joins it.
+  void stop();
+  // Claims and judges one job on the calling thread; false when none was queued.
+  bool run_one();
+
+  const WorkerOptions& options() const { return options_; }
+
+ private:
+  void loop();
+
+  std::unique_ptr<store::Store> store_;
+  WorkerOptions options_;
+  std::shared_ptr<WorkerStats> stats_;
+  std::atomic<bool> stopping_{false};
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+};
+
+// The devices of this host: "cuda:N" for each /dev/nvidiaN, with its GPU type (the name
+// nvidia-smi reports, "NVIDIA " dropped, e.g. "H200"; "cuda" when nvidia-smi is missing).
+struct Device {
+  std::string device;
+  std::string gpu_type;
+};
+std::vector<Device> detect_gpus();
+
+}  // namespace kj::worker
