@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start: sets up (once), builds, then runs kj with the harness venv.
-# Example: ./kj.sh eval problems/vectoradd problems/vectoradd/solutions/correct/triton.py
+# Examples: ./kj.sh serve (the judge server, prints URL + admin token)
+#           ./kj.sh eval problems/vectoradd problems/vectoradd/solutions/correct/triton.py
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$root/scripts/setup.sh"
