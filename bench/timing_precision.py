@@ -42,6 +42,8 @@ def our_runs(args):
         runs.append({"wall_s": wall, "benchmarks": [
             {"spec": b["spec"], "median_ns": b["summary"]["median_ns"], "n": b["summary"]["n"],
              "cv": b["summary"]["stdev_ns"] / b["summary"]["mean_ns"], "method": b["method"],
+             "iqr_rel": b["summary"]["iqr_ns"] / b["summary"]["median_ns"],
+             "other_stream_samples": b.get("other_stream_samples", 0),
              "stop_reason": b["stop_reason"]} for b in result["benchmarks"]]})
         print(f"kj run {r}: {wall:.1f} s, medians (µs) "
               + " ".join(f"{b['median_ns'] / 1e3:.2f}" for b in runs[-1]["benchmarks"]), flush=True)
@@ -103,6 +105,7 @@ def main():
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--compare-case", type=int, default=3)
     parser.add_argument("--no-kernelbot", action="store_true")
+    parser.add_argument("--no-compare", action="store_true", help="skip the kj compare trials")
     parser.add_argument("--out", required=True)
     parser.add_argument("--kj-arg", action="append", default=[], help="extra argument for kj eval/compare")
     args = parser.parse_args()
@@ -111,24 +114,29 @@ def main():
     report = {"ours": our_runs(args)}
     if not args.no_kernelbot:
         report["kernelbot"] = kernelbot_runs(args, shown)
-    report["compare_slower"] = compare_trials(args, args.fast, args.slow)
-    report["compare_identical"] = compare_trials(args, args.fast, args.fast)
+    if not args.no_compare:
+        report["compare_slower"] = compare_trials(args, args.fast, args.slow)
+        report["compare_identical"] = compare_trials(args, args.fast, args.fast)
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
 
-    print("\n| size | kj median (µs) | kj per-sample CV | kj spread of medians | eval.py mean (µs) | eval.py spread of means |")
-    print("|---|---|---|---|---|---|")
+    print("\n| size | kj median (µs) | kj per-sample CV | kj IQR / median | kj spread of medians | "
+          "eval.py mean (µs) | eval.py spread of means |")
+    print("|---|---|---|---|---|---|---|")
     for i, spec in enumerate(shown["benchmarks"]):
         medians = [r["benchmarks"][i]["median_ns"] for r in report["ours"]]
         cvs = [r["benchmarks"][i]["cv"] for r in report["ours"]]
+        iqrs = [r["benchmarks"][i]["iqr_rel"] for r in report["ours"]]
         kb = [r["means_ns"][i] for r in report.get("kernelbot", [])]
         print(f"| {spec} | {statistics.median(medians) / 1e3:.2f} | {statistics.median(cvs) * 100:.2f} % "
-              f"| {spread(medians) * 100:.2f} % | "
+              f"| {statistics.median(iqrs) * 100:.2f} % | {spread(medians) * 100:.2f} % | "
               + (f"{statistics.median(kb) / 1e3:.2f} | {spread(kb) * 100:.1f} % |" if kb else "– | – |"))
     ours_wall = statistics.mean(r["wall_s"] for r in report["ours"])
     print(f"\nwall per leaderboard run: kj {ours_wall:.1f} s"
           + (f", eval.py {statistics.mean(r['wall_s'] for r in report['kernelbot']):.1f} s" if "kernelbot" in report else ""))
     for key in ("compare_slower", "compare_identical"):
+        if key not in report:
+            continue
         c = report[key]
         print(f"{key}: {c['outcomes']} over {args.trials} trials, median ratio {c['median_ratio']:.4f}")
 

@@ -12,6 +12,7 @@ around the call, inputs rotated between two sets.
 from __future__ import annotations
 
 import ctypes
+import gc
 import hashlib
 import math
 import os
@@ -252,13 +253,23 @@ class CaseSession:
             end, marker = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             end.record()
             torch.cuda.synchronize()
-            marker.record()
-            marker.synchronize()
-            gaps.append(end.elapsed_time(marker) * 1e6)
+            host_delay_ns = self._record_marker(marker)
+            gaps.append(end.elapsed_time(marker) * 1e6 - host_delay_ns)
         gaps.sort()
         self.idle_tail_ns = gaps[len(gaps) // 2]
         self.tail_threshold_ns = 2 * gaps[int(len(gaps) * 0.9)] + OTHER_STREAM_SLACK_NS
         self.other_stream_samples = 0
+
+    @staticmethod
+    def _record_marker(marker) -> float:
+        """Records `marker` once the device is idle and waits for it. Returns how long this
+        host thread took between the sync returning and the marker being queued: a delay of the
+        host (scheduling, a signal), not work the device still had, so it is taken off the gap."""
+        returned = _clock_ns()
+        marker.record()
+        queued = _clock_ns()
+        marker.synchronize()
+        return float(queued - returned)
 
     def _capture_graph(self) -> bool:
         import torch
@@ -305,24 +316,29 @@ class CaseSession:
             data = self.generate(iteration_args(self.args, iteration))
             self.live = (self.live + [data])[-3:]  # older inputs stay alive: new addresses
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        self.reset_l2()
-        torch.cuda._sleep(self.spin_cycles)
-        self.flush.zero_()
-        start.record()
-        if self.method == "graph":
-            self.graph.replay()
-        else:
-            output = self.kernel(data)
-        end.record()
-        torch.cuda.synchronize()  # device-wide: work the call left on other streams ends too
         marker = torch.cuda.Event(enable_timing=True)
-        marker.record()
-        marker.synchronize()
+        collecting = gc.isenabled()
+        gc.disable()  # a collection pause inside the window would be timed (as timeit does)
+        try:
+            torch.cuda.synchronize()
+            self.reset_l2()
+            torch.cuda._sleep(self.spin_cycles)
+            self.flush.zero_()
+            start.record()
+            if self.method == "graph":
+                self.graph.replay()
+            else:
+                output = self.kernel(data)
+            end.record()
+            torch.cuda.synchronize()  # device-wide: work the call left on other streams ends too
+            host_delay_ns = self._record_marker(marker)
+        finally:
+            if collecting:
+                gc.enable()
         interval_ns = start.elapsed_time(end) * 1e6
-        if end.elapsed_time(marker) * 1e6 > self.tail_threshold_ns:
+        if end.elapsed_time(marker) * 1e6 - host_delay_ns > self.tail_threshold_ns:
             # The device was still busy after the end event: count until it was idle.
-            interval_ns = start.elapsed_time(marker) * 1e6 - self.idle_tail_ns
+            interval_ns = start.elapsed_time(marker) * 1e6 - host_delay_ns - self.idle_tail_ns
             self.other_stream_samples += 1
         elapsed = interval_ns / self.batch
         if self.method == "graph":

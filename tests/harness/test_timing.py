@@ -17,17 +17,29 @@ class SimulatedGpu:
         self.other = 0.0  # ns at which other streams' work ends
         self.idle_tail = 4_000.0  # a marker recorded after a sync lands this long after
         self.capturing = None
+        self.host = 0.0  # the host's clock, ns
+        self.host_delay = 0.0  # the host stalls this long once, after its next sync returns
+        self.synced = False
 
     def run(self, ns, other_ns=0.0):
         if self.capturing is not None:
             self.capturing.append((ns, other_ns))
             return
+        self.synced = False
         self.main += ns
         if other_ns:
             self.other = max(self.other, self.main + other_ns)
 
     def synchronize(self):
         self.main = max(self.main, self.other) + self.idle_tail
+        self.synced = True
+
+    def record_time(self):
+        if self.synced and self.host_delay:  # the stall: the device idles, the host's clock runs
+            self.host += self.host_delay
+            self.main += self.host_delay
+            self.host_delay = 0.0
+        return self.main
 
 
 def fake_torch(gpu):
@@ -66,7 +78,7 @@ def fake_torch(gpu):
             self.t = None
 
         def record(self):
-            self.t = gpu.main
+            self.t = gpu.record_time()
 
         def synchronize(self):
             gpu.synchronize()
@@ -130,6 +142,7 @@ class GpuSampling(unittest.TestCase):
         self.timing = timing
         timing.SmClock = lambda index: types.SimpleNamespace(read=lambda: 1980.0)
         timing.PersistingL2 = lambda: (lambda: None)
+        timing._clock_ns = lambda: int(self.gpu.host)
 
     def tearDown(self):
         if self.saved is not None:
@@ -158,6 +171,30 @@ class GpuSampling(unittest.TestCase):
     def test_work_left_on_another_stream_is_counted(self):
         def kernel(data):
             self.gpu.run(100_000, other_ns=60_000)  # returns while 60 µs more run elsewhere
+            return data[1]
+
+        session = self.session(kernel)
+        session.prepare()
+        result = session.sample(0)
+        self.assertAlmostEqual(result["ns"], 160_000, delta=1)
+        self.assertEqual(result["other_stream_samples"], 1)
+
+    def test_a_host_stall_before_the_marker_is_not_other_stream_work(self):
+        def kernel(data):
+            self.gpu.run(100_000)
+            self.gpu.host_delay = 500_000.0  # e.g. the thread descheduled after the sync
+            return data[1]
+
+        session = self.session(kernel)
+        session.prepare()
+        result = session.sample(0)
+        self.assertAlmostEqual(result["ns"], 100_000, delta=1)
+        self.assertEqual(result["other_stream_samples"], 0)
+
+    def test_other_stream_work_is_counted_through_a_host_stall(self):
+        def kernel(data):
+            self.gpu.run(100_000, other_ns=60_000)
+            self.gpu.host_delay = 500_000.0
             return data[1]
 
         session = self.session(kernel)
