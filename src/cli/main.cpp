@@ -267,7 +267,7 @@ int run_problem_show(const std::string& problem_dir) {
   return 0;
 }
 
-// The bundled problems/: beside the kj executable or up to two folders above it (build/kj).
+// The bundled problems/: beside the kj executable or one folder above it (build/kj).
 std::string bundled_problems_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);

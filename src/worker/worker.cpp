@@ -297,7 +297,7 @@ std::vector<Device> detect_gpus() {
   std::sort(minors.begin(), minors.end());
   std::vector<Device> devices;
   for (const int minor : minors) {
-    // nvidia-smi numbers GPUs by PCI bus; the minor number is what the sandbox exposes.
+    // Assumes nvidia-smi's index equals the minor number (both follow PCI order on one host).
     std::string name = run_command("nvidia-smi --query-gpu=name --format=csv,noheader -i " +
                                    std::to_string(minor) + " 2>/dev/null");
     name.erase(std::remove(name.begin(), name.end(), '\n'), name.end());
