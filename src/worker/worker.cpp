@@ -94,9 +94,26 @@ void WorkerStats::set_busy(const std::string& worker_id, bool busy) {
   busy_[worker_id] = busy;
 }
 
+void WorkerStats::set_unhealthy(const std::string& worker_id, const std::string& message) {
+  std::lock_guard lock(mutex_);
+  unhealthy_[worker_id] = message;
+}
+
+std::optional<std::string> gpu_fault(const JudgedJob& judged) {
+  if (!judged.gpu_health.checked || judged.gpu_health.ok) return std::nullopt;
+  return judged.gpu_health.message.empty() ? std::string("the GPU failed its health check")
+                                           : judged.gpu_health.message;
+}
+
 std::string WorkerStats::prometheus() const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
+  out << "# HELP kj_worker_gpu_unhealthy 1 for a worker whose GPU failed the health check after "
+         "a run; it takes no more jobs.\n# TYPE kj_worker_gpu_unhealthy gauge\n";
+  for (const auto& [id, b] : busy_) {
+    out << "kj_worker_gpu_unhealthy{worker=\"" << id << "\"} " << (unhealthy_.contains(id) ? 1 : 0)
+        << "\n";
+  }
   out << "# HELP kj_worker_jobs_total Jobs this process's workers finished, by outcome.\n"
       << "# TYPE kj_worker_jobs_total counter\n";
   for (const char* outcome : {"completed", "released", "lost"}) {
@@ -151,6 +168,7 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   const auto start = now_us();
   const judge::EvalResult result = judge::evaluate(request, environment);
   const auto end = now_us();
+  judged.gpu_health = result.gpu_health;
   judged.summary = {{"verdict", judge::to_string(result.verdict)}, {"reason", result.reason}};
   if (result.verdict == judge::Verdict::internal_error) {
     judged.internal_error = result.reason;
@@ -215,8 +233,27 @@ void Worker::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+std::string Worker::gpu_fault() const {
+  std::lock_guard lock(fault_mutex_);
+  return gpu_fault_;
+}
+
+void Worker::take_out_of_service(const std::string& why) {
+  {
+    std::lock_guard lock(fault_mutex_);
+    gpu_fault_ = why.empty() ? "out of service" : why;
+  }
+  if (stats_) stats_->set_unhealthy(options_.worker_id, why);
+  wake_.notify_all();
+}
+
 void Worker::loop() {
   while (!stopping_) {
+    if (!gpu_fault().empty()) {  // out of service: wait for stop(), claim nothing
+      std::unique_lock lock(wake_mutex_);
+      wake_.wait(lock, [this] { return stopping_.load(); });
+      break;
+    }
     bool worked = false;
     try {
       worked = run_one();
@@ -230,6 +267,7 @@ void Worker::loop() {
 }
 
 bool Worker::run_one() {
+  if (!gpu_fault().empty()) return false;
   auto claimed = store_->claim_next_job(options_.worker_id, options_.gpu_types, options_.lease);
   if (!claimed) return false;
   const auto started = Clock::now();
@@ -276,6 +314,13 @@ bool Worker::run_one() {
     } else {
       progress({{"event", "released"}, {"error", judged.internal_error}});
       outcome_name = store_->release(lease, judged.internal_error) ? "released" : "lost";
+    }
+    if (const auto fault = worker::gpu_fault(judged)) {
+      // The verdict stands; the device does not take another job (docs/sandbox.md).
+      progress({{"event", "gpu_unhealthy"}, {"device", options_.device}, {"message", *fault}});
+      std::fprintf(stderr, "kj worker %s: %s is out of service: %s\n", options_.worker_id.c_str(),
+                   options_.device.c_str(), fault->c_str());
+      take_out_of_service(*fault);
     }
   }
   if (stats_) {

@@ -40,6 +40,8 @@ class WorkerStats {
 
   void record(const std::string& outcome, double seconds);  // completed, released, lost
   void set_busy(const std::string& worker_id, bool busy);
+  // The worker's GPU failed its health check after a run: it takes no more jobs.
+  void set_unhealthy(const std::string& worker_id, const std::string& message);
   // Prometheus text for these counters.
   std::string prometheus() const;
 
@@ -51,6 +53,7 @@ class WorkerStats {
   double duration_sum_ = 0;
   std::uint64_t duration_count_ = 0;
   std::map<std::string, bool> busy_;
+  std::map<std::string, std::string> unhealthy_;  // worker id -> why
 };
 
 // What judging one claimed job produced: the outcome to record, or why it is given back.
@@ -58,7 +61,12 @@ struct JudgedJob {
   std::optional<store::JobOutcome> outcome;           // set unless an infrastructure fault
   std::string internal_error;                         // set when the job should be released
   nlohmann::json summary = nlohmann::json::object();  // verdict, reason, score for the final event
+  judge::GpuHealth gpu_health;                        // the device after the run
 };
+
+// Why the worker must stop taking jobs after `judged` (its GPU was left with a process or
+// memory of the run), or nothing when the device is fine or was not checked.
+std::optional<std::string> gpu_fault(const JudgedJob& judged);
 
 // Runs the judge on one claimed job (no store access): the submission against its leaderboard's
 // problem, in its mode; a leaderboard submission with the leaderboard's secret seed.
@@ -81,6 +89,10 @@ class Worker {
   bool run_one();
 
   const WorkerOptions& options() const { return options_; }
+  // Empty while the worker takes jobs; else why its GPU was taken out of service.
+  std::string gpu_fault() const;
+  // Takes the worker's GPU out of service: it claims no more jobs (and wakes to say so).
+  void take_out_of_service(const std::string& why);
 
  private:
   void loop();
@@ -89,6 +101,8 @@ class Worker {
   WorkerOptions options_;
   std::shared_ptr<WorkerStats> stats_;
   std::atomic<bool> stopping_{false};
+  mutable std::mutex fault_mutex_;
+  std::string gpu_fault_;  // set once: the worker claims nothing after it
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   std::thread thread_;

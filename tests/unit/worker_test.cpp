@@ -1,0 +1,90 @@
+// What a worker does with a run that left its GPU unhealthy: it names the fault, takes the GPU
+// out of service (no more claims) and says so in /metrics; a healthy or unchecked run changes
+// nothing.
+#include "worker/worker.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace kj::worker {
+namespace {
+
+JudgedJob judged_with(bool checked, bool ok, std::string message) {
+  JudgedJob judged;
+  judged.gpu_health.checked = checked;
+  judged.gpu_health.ok = ok;
+  judged.gpu_health.message = std::move(message);
+  return judged;
+}
+
+TEST(GpuFault, AHealthyOrUncheckedDeviceKeepsWorking) {
+  EXPECT_FALSE(gpu_fault(judged_with(true, true, "")));
+  EXPECT_FALSE(gpu_fault(judged_with(false, true, "NVML not available")));
+}
+
+TEST(GpuFault, ALeftoverProcessOrMemoryStopsTheWorker) {
+  const auto fault = gpu_fault(judged_with(true, false, "process 4242 still on the GPU"));
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(*fault, "process 4242 still on the GPU");
+  EXPECT_TRUE(gpu_fault(judged_with(true, false, "")));  // a fault without words is still one
+}
+
+TEST(GpuFault, MetricsNameTheWorkerOutOfService) {
+  WorkerStats stats;
+  stats.set_busy("host:1:cuda:0", false);
+  stats.set_busy("host:1:cuda:1", false);
+  stats.set_unhealthy("host:1:cuda:1", "memory did not return to baseline");
+  const std::string text = stats.prometheus();
+  EXPECT_NE(text.find("kj_worker_gpu_unhealthy{worker=\"host:1:cuda:0\"} 0"), std::string::npos);
+  EXPECT_NE(text.find("kj_worker_gpu_unhealthy{worker=\"host:1:cuda:1\"} 1"), std::string::npos);
+}
+
+TEST(GpuFault, AWorkerOutOfServiceClaimsNothing) {
+  const std::string db =
+      testing::TempDir() + "/kj-worker-test-" + std::to_string(::getpid()) + ".db";
+  std::remove(db.c_str());
+  {
+    auto store = store::open_store("sqlite:" + db);
+    store::NewLeaderboard board;
+    board.name = "vectoradd";
+    board.problem_dir = "problems/vectoradd";
+    board.gpu_types = {"H200"};
+    const auto leaderboard = store->create_leaderboard(board);
+    const auto user = store->create_user("alice", false);
+    store::NewSubmission submission;
+    submission.user_id = user.id;
+    submission.leaderboard_id = leaderboard.id;
+    submission.file_name = "k.py";
+    submission.code = "def custom_kernel(data):\n    return data\n";
+    submission.gpu_type = "H200";
+    submission.mode = "test";
+    const auto created = store->create_submission(submission);
+
+    WorkerOptions options;
+    options.worker_id = "host:1:cuda:0";
+    options.device = "cuda:0";
+    options.gpu_types = {"H200"};
+    auto stats = std::make_shared<WorkerStats>();
+    Worker worker("sqlite:" + db, options, stats);
+    worker.take_out_of_service("process 4242 still on the GPU");
+    EXPECT_EQ(worker.gpu_fault(), "process 4242 still on the GPU");
+    EXPECT_FALSE(worker.run_one());  // the queued job is not taken
+    const auto jobs = store->submission_jobs(created.id);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].state, store::JobState::queued);
+    EXPECT_EQ(jobs[0].attempts, 0);
+    worker.start();  // the loop starts, sees the fault, and waits for stop() without claiming
+    worker.stop();
+    EXPECT_EQ(store->submission_jobs(created.id)[0].state, store::JobState::queued);
+    EXPECT_NE(stats->prometheus().find("kj_worker_gpu_unhealthy{worker=\"host:1:cuda:0\"} 1"),
+              std::string::npos);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+}
+
+}  // namespace
+}  // namespace kj::worker
