@@ -597,6 +597,10 @@ struct Server::State {
       out << "kj_queue_depth{gpu_type=\"" << type << "\"} " << store->count_queued_jobs(type)
           << "\n";
     }
+    out << "# HELP kj_jobs Jobs in the store, by state.\n# TYPE kj_jobs gauge\n";
+    for (const auto& [state, count] : store->count_jobs_by_state()) {
+      out << "kj_jobs{state=\"" << store::to_string(state) << "\"} " << count << "\n";
+    }
     if (stats) out << stats->prometheus();
     res.set_content(out.str(), "text/plain; version=0.0.4");
   }

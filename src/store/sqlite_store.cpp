@@ -460,6 +460,24 @@ class SqliteStore final : public Store {
     });
   }
 
+  std::map<JobState, int> count_jobs_by_state() override {
+    return guarded("count_jobs_by_state", [&] {
+      std::map<JobState, int> counts;
+      for (const JobState state :
+           {JobState::queued, JobState::running, JobState::done, JobState::failed}) {
+        counts[state] = 0;
+      }
+      auto rows = db_.query("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+      while (rows.step()) {
+        const std::string state = rows.text(0);
+        for (auto& [known, count] : counts) {
+          if (to_string(known) == state) count = static_cast<int>(rows.int64(1));
+        }
+      }
+      return counts;
+    });
+  }
+
   std::optional<ClaimedJob> claim_next_job(std::string_view worker_id,
                                            std::span<const std::string> gpu_types,
                                            std::chrono::seconds lease_duration) override {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -248,6 +249,8 @@ class Store {
   virtual std::optional<Job> get_job(Id job_id) = 0;
   virtual std::vector<Job> submission_jobs(Id submission_id) = 0;
   virtual int count_queued_jobs(std::string_view gpu_type) = 0;
+  // Every job in the store by state (all four states present, zero when none): for /metrics.
+  virtual std::map<JobState, int> count_jobs_by_state() = 0;
   // The oldest queued job for one of gpu_types, leased to worker_id; none when the queue is empty.
   // Two callers never get the same job.
   virtual std::optional<ClaimedJob> claim_next_job(std::string_view worker_id,

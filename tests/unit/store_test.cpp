@@ -421,6 +421,23 @@ TEST_F(StoreTest, CompleteRecordsRunsAndVerdictOnce) {
   EXPECT_EQ(store_->get_job(claimed->job.id)->state, JobState::done);
 }
 
+TEST_F(StoreTest, JobsAreCountedByState) {
+  open();
+  const std::map<JobState, int> empty = {
+      {JobState::queued, 0}, {JobState::running, 0}, {JobState::done, 0}, {JobState::failed, 0}};
+  EXPECT_EQ(store_->count_jobs_by_state(), empty);
+  Id board = leaderboard();
+  const Id alice = user("alice");
+  for (const char* code : {"a", "b", "c"}) submit(alice, board, code);
+  auto first = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(store_->complete(first->lease, accepted_outcome(1.0, now())));
+  ASSERT_TRUE(store_->claim_next_job("worker-1", kH200, 60s).has_value());
+  const std::map<JobState, int> expected = {
+      {JobState::queued, 1}, {JobState::running, 1}, {JobState::done, 1}, {JobState::failed, 0}};
+  EXPECT_EQ(store_->count_jobs_by_state(), expected);
+}
+
 TEST_F(StoreTest, OnlyTheLeaseHolderCompletes) {
   open();
   Id board = leaderboard();
