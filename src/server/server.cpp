@@ -14,6 +14,7 @@
 
 #include "problem/problem.h"
 #include "server/detail/openapi.h"
+#include "server/detail/pages.h"
 
 namespace kj::server {
 namespace {
@@ -132,7 +133,12 @@ struct Server::State {
 
   std::optional<store::User> bearer_user(const httplib::Request& req) {
     const std::string header = req.get_header_value("Authorization");
-    if (header.empty()) return std::nullopt;
+    if (header.empty()) {
+      // A browser on the pages (the submission page's event stream, the code link) sends the
+      // cookie instead; only reads accept it, so another site cannot make a browser submit.
+      const std::string cookie = req.method == "GET" ? detail::token_cookie(req) : "";
+      return cookie.empty() ? std::nullopt : store->user_for_token(cookie);
+    }
     const std::string prefix = "Bearer ";
     if (header.rfind(prefix, 0) != 0) {
       throw ApiError(401, "invalid_token", "Authorization must be 'Bearer TOKEN'");
@@ -664,6 +670,7 @@ Server::Server(std::shared_ptr<store::Store> store, ApiOptions options,
     return httplib::Server::HandlerResponse::Handled;
   });
   state_->api_routes();
+  detail::add_page_routes(http, state_->store);
 }
 
 Server::~Server() { stop(); }

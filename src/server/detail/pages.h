@@ -1,0 +1,24 @@
+// The server's HTML pages: leaderboards, problems, submissions (live while judged), users.
+// Server-rendered; the only script is the submission page's live update over the event stream.
+#pragma once
+
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+
+#include "store/store.h"
+
+namespace kj::server::detail {
+
+// A browser's token: set by /login or by `?token=` on any page; HttpOnly, SameSite=Strict.
+inline constexpr char kTokenCookie[] = "kj_token";
+
+// The kj_token cookie's value, or empty.
+std::string token_cookie(const httplib::Request& req);
+
+// Registers /, /leaderboards/{name}, /problems/{name}, /submissions/{id}, /users/{name},
+// /login and /logout.
+void add_page_routes(httplib::Server& http, std::shared_ptr<store::Store> store);
+
+}  // namespace kj::server::detail
