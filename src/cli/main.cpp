@@ -348,6 +348,9 @@ int main(int argc, char** argv) {
   serve->add_option("--python", serve_python, "harness interpreter (default $KJ_PYTHON)");
   serve->add_option("--harness", serve_harness, "folder holding kj_harness");
   serve->add_flag("--no-gpu", serve_no_gpu, "one CPU worker even when GPUs are present");
+  bool serve_no_workers = false;
+  serve->add_flag("--no-workers", serve_no_workers,
+                  "start no worker: the API only, queued jobs wait (benchmarks, seeding)");
   serve
       ->add_option("--rate-limit", serve_options.api.submissions_per_hour,
                    "submissions per user, leaderboard and hour (admins exempt)")
@@ -421,6 +424,7 @@ int main(int argc, char** argv) {
       serve_options.store_url = serve_db;
       if (serve_options.problems_dir.empty()) serve_options.problems_dir = bundled_problems_dir();
       serve_options.use_gpus = !serve_no_gpu;
+      serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
       serve_options.worker.timing = {{"max_samples", serve_max_repeats},

@@ -136,7 +136,7 @@ int serve(const ServeOptions& options) {
   std::vector<std::unique_ptr<worker::Worker>> workers;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  for (const auto& d : devices) {
+  for (const auto& d : options.start_workers ? devices : std::vector<worker::Device>{}) {
     worker::WorkerOptions w = options.worker;
     w.worker_id = std::string(host) + ":" + std::to_string(getpid()) + ":" + d.device;
     w.device = d.device;

@@ -23,6 +23,9 @@ struct ApiOptions {
   int submissions_per_hour = 60;              // per user and leaderboard; admins are exempt
   std::vector<std::string> served_gpu_types;  // what this server's workers take (default GPU)
   std::chrono::milliseconds event_poll{250};  // how often an SSE stream looks for new events
+  // A cached ranking is recomputed at the latest this long after its query (it is recomputed at
+  // once on this process's completions, hacked marks and leaderboard changes).
+  std::chrono::milliseconds ranking_max_age{5000};
 };
 
 // The HTTP server over one store connection. Handlers run on the server's thread pool.
@@ -62,6 +65,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   bool use_gpus = true;
+  bool start_workers = true;     // false: the API only; queued jobs wait for a worker
   worker::WorkerOptions worker;  // template for every worker (id, device, types filled in)
   ApiOptions api;
   std::chrono::seconds requeue_interval{10};

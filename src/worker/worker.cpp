@@ -105,6 +105,12 @@ std::optional<std::string> gpu_fault(const JudgedJob& judged) {
                                            : judged.gpu_health.message;
 }
 
+std::uint64_t WorkerStats::completed_jobs() const {
+  std::lock_guard lock(mutex_);
+  const auto it = outcomes_.find("completed");
+  return it == outcomes_.end() ? 0 : it->second;
+}
+
 std::string WorkerStats::prometheus() const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;

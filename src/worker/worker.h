@@ -39,6 +39,9 @@ class WorkerStats {
   static constexpr double kDurationBuckets[] = {1, 2, 5, 10, 30, 60, 120, 300, 600, 1800};
 
   void record(const std::string& outcome, double seconds);  // completed, released, lost
+  // Jobs completed so far (record("completed")), after the store committed them: the server's
+  // rankings are recomputed when it changes.
+  std::uint64_t completed_jobs() const;
   void set_busy(const std::string& worker_id, bool busy);
   // The worker's GPU failed its health check after a run: it takes no more jobs.
   void set_unhealthy(const std::string& worker_id, const std::string& message);
