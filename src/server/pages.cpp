@@ -143,7 +143,8 @@ namespace {
 
 class Pages {
  public:
-  explicit Pages(std::shared_ptr<store::Store> store) : store_(std::move(store)) {}
+  Pages(std::shared_ptr<store::Store> store, RankingSource ranking)
+      : store_(std::move(store)), ranking_(std::move(ranking)) {}
 
   using Handler = std::string (Pages::*)(const httplib::Request&, httplib::Response&,
                                          const std::optional<store::User>&);
@@ -184,7 +185,7 @@ class Pages {
       std::set<store::Id> ranked;
       std::string gpus;
       for (const auto& gpu : lb.gpu_types) {
-        for (const auto& entry : store_->ranking(lb.id, gpu)) ranked.insert(entry.user_id);
+        for (const auto& entry : ranking_(lb, gpu)) ranked.insert(entry.user_id);
         gpus += leaderboard_link(lb.name, gpu) + " ";
       }
       out << "<tr class=\"leaderboard\"><td>" << leaderboard_link(lb.name) << "</td><td>"
@@ -207,7 +208,7 @@ class Pages {
     }
     if (gpu.empty()) {  // the first GPU type anyone is ranked on
       for (const auto& type : lb.gpu_types) {
-        if (!store_->ranking(lb.id, type).empty()) {
+        if (!ranking_(lb, type).empty()) {
           gpu = type;
           break;
         }
@@ -225,7 +226,7 @@ class Pages {
                           : leaderboard_link(lb.name, type) + " ");
     }
     out << "</nav>";
-    const auto ranking = store_->ranking(lb.id, gpu);
+    const auto ranking = ranking_(lb, gpu);
     if (ranking.empty()) {
       out << "<p id=\"empty\">Nobody is ranked on " << escape_html(gpu) << " yet.</p>";
       return out.str();
@@ -618,12 +619,14 @@ var fresh=new DOMParser().parseFromString(t,'text/html');
   }
 
   std::shared_ptr<store::Store> store_;
+  RankingSource ranking_;
 };
 
 }  // namespace
 
-void add_page_routes(httplib::Server& http, std::shared_ptr<store::Store> store) {
-  auto pages = std::make_shared<Pages>(std::move(store));
+void add_page_routes(httplib::Server& http, std::shared_ptr<store::Store> store,
+                     RankingSource ranking) {
+  auto pages = std::make_shared<Pages>(std::move(store), std::move(ranking));
   auto page = [pages](Pages::Handler handler) {
     return [pages, handler](const httplib::Request& req, httplib::Response& res) {
       pages->serve(handler, req, res);

@@ -140,6 +140,7 @@ struct Server::State {
   struct CachedRanking {
     std::uint64_t generation = 0;
     std::chrono::steady_clock::time_point computed;
+    std::vector<store::RankedEntry> entries;
     std::string api_body;
   };
   std::mutex ranking_mutex;       // guards rankings
@@ -169,8 +170,9 @@ struct Server::State {
     const std::uint64_t generation = ranking_generation();
     if (auto hit = lookup(generation)) return hit;
     const auto computed = std::chrono::steady_clock::now();
+    auto entries = store->ranking(lb.id, gpu);
     json rows = json::array();
-    for (const auto& entry : store->ranking(lb.id, gpu)) {
+    for (const auto& entry : entries) {
       rows.push_back({{"rank", entry.rank},
                       {"user", entry.user_name},
                       {"submission_id", entry.submission_id},
@@ -179,7 +181,7 @@ struct Server::State {
                       {"submitted_at", format_time(entry.submitted_at)}});
     }
     auto entry = std::make_shared<const CachedRanking>(CachedRanking{
-        generation, computed,
+        generation, computed, std::move(entries),
         json{{"leaderboard", lb.name}, {"gpu", gpu}, {"ranking", rows}}.dump(2) + "\n"});
     std::lock_guard lock(ranking_mutex);
     rankings[key] = entry;
@@ -719,7 +721,11 @@ Server::Server(std::shared_ptr<store::Store> store, ApiOptions options,
     return httplib::Server::HandlerResponse::Handled;
   });
   state_->api_routes();
-  detail::add_page_routes(http, state_->store);
+  detail::add_page_routes(
+      http, state_->store,
+      [state = state_.get()](const store::Leaderboard& lb, const std::string& gpu) {
+        return state->cached_ranking(lb, gpu)->entries;
+      });
 }
 
 Server::~Server() { stop(); }

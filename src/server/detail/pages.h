@@ -4,8 +4,10 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/store.h"
 
@@ -17,8 +19,13 @@ inline constexpr char kTokenCookie[] = "kj_token";
 // The kj_token cookie's value, or empty.
 std::string token_cookie(const httplib::Request& req);
 
+// A leaderboard's ranking on one GPU type (the server's cached one).
+using RankingSource =
+    std::function<std::vector<store::RankedEntry>(const store::Leaderboard&, const std::string&)>;
+
 // Registers /, /leaderboards/{name}, /problems/{name}, /submissions/{id}, /users/{name},
 // /login and /logout.
-void add_page_routes(httplib::Server& http, std::shared_ptr<store::Store> store);
+void add_page_routes(httplib::Server& http, std::shared_ptr<store::Store> store,
+                     RankingSource ranking);
 
 }  // namespace kj::server::detail
