@@ -112,6 +112,8 @@ def _flatten(obj, tensors: list, depth: int = 0):
 def send(fd: int, header: dict, payload: object = None) -> None:
     chunks = []
     if payload is not None:
+        import torch
+
         tensors: list = []
         layout = _flatten(payload, tensors)
         descs, offset = [], 0
@@ -119,7 +121,7 @@ def send(fd: int, header: dict, payload: object = None) -> None:
             data = t.detach()
             if data.device.type != "cpu":
                 data = data.cpu()
-            raw = data.contiguous().reshape(-1).view(__import__("torch").uint8)
+            raw = data.contiguous().reshape(-1).view(torch.uint8)
             pad = -offset % ALIGN
             if pad:
                 chunks.append(bytes(pad))

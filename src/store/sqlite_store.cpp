@@ -468,12 +468,8 @@ class SqliteStore final : public Store {
         counts[state] = 0;
       }
       auto rows = db_.query("SELECT state, COUNT(*) FROM jobs GROUP BY state");
-      while (rows.step()) {
-        const std::string state = rows.text(0);
-        for (auto& [known, count] : counts) {
-          if (to_string(known) == state) count = static_cast<int>(rows.int64(1));
-        }
-      }
+      while (rows.step())
+        counts[job_state_from_text(rows.text(0))] = static_cast<int>(rows.int64(1));
       return counts;
     });
   }
