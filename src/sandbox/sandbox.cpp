@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -371,6 +372,44 @@ std::string to_string(LimitHit limit) {
   return "unknown";
 }
 
+StdinFeed::StdinFeed() : event_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+StdinFeed::~StdinFeed() {
+  if (event_fd_ >= 0) ::close(event_fd_);
+}
+
+void StdinFeed::signal() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(event_fd_, &one, sizeof(one));
+}
+
+void StdinFeed::send(std::string data, std::chrono::milliseconds wall) {
+  {
+    std::lock_guard lock(mutex_);
+    if (delivery_) return;
+    delivery_ = Delivery{false, std::move(data), wall};
+  }
+  signal();
+}
+
+void StdinFeed::abandon() {
+  {
+    std::lock_guard lock(mutex_);
+    if (delivery_) return;
+    delivery_ = Delivery{true, {}, {}};
+  }
+  signal();
+}
+
+std::optional<StdinFeed::Delivery> StdinFeed::take() {
+  std::uint64_t count = 0;
+  [[maybe_unused]] const ssize_t n = ::read(event_fd_, &count, sizeof(count));
+  std::lock_guard lock(mutex_);
+  if (!delivery_ || taken_) return std::nullopt;
+  taken_ = true;
+  return std::move(delivery_);
+}
+
 Outcome run(const Spec& spec) {
   Outcome out;
   const auto& limits = spec.limits;
@@ -506,7 +545,10 @@ Outcome run(const Spec& spec) {
   UniqueFd stdin_fd = std::move(in.write);
   set_nonblocking(stdin_fd.get());
   std::size_t stdin_offset = 0;
-  if (spec.stdin_data.empty()) stdin_fd.reset();
+  StdinFeed* const feed = spec.stdin_feed.get();
+  bool awaiting_feed = feed != nullptr && feed->wait_fd() >= 0;
+  std::string stdin_data = feed != nullptr ? std::string() : spec.stdin_data;
+  if (stdin_data.empty() && !awaiting_feed) stdin_fd.reset();
 
   std::string ctl_buffer;
   bool started = false;
@@ -547,8 +589,11 @@ Outcome run(const Spec& spec) {
       }
       case msg::exec_start:
         started = true;
-        exec_time = Clock::now();
-        wall_deadline = exec_time + limits.wall;
+        // A warm start's wall clock starts with its input, not here.
+        if (feed == nullptr) {
+          exec_time = Clock::now();
+          wall_deadline = exec_time + limits.wall;
+        }
         break;
       case msg::status: {
         int sigsys = 0;
@@ -612,7 +657,8 @@ Outcome run(const Spec& spec) {
     if (ctl.read) fds.push_back({ctl.read.get(), POLLIN, 0});
     for (const auto& capture : captures)
       if (capture.fd) fds.push_back({capture.fd.get(), POLLIN, 0});
-    if (stdin_fd) fds.push_back({stdin_fd.get(), POLLOUT, 0});
+    if (stdin_fd && !awaiting_feed) fds.push_back({stdin_fd.get(), POLLOUT, 0});
+    if (awaiting_feed) fds.push_back({feed->wait_fd(), POLLIN, 0});
     if (pidfd && !init.reaped()) fds.push_back({pidfd.get(), POLLIN, 0});
 
     auto wake = Clock::now() + std::chrono::milliseconds(pidfd ? 1000 : 10);
@@ -632,19 +678,33 @@ Outcome run(const Spec& spec) {
     if (ctl.read) read_ctl();
     for (auto& capture : captures)
       if (drain(capture) && capture.output_limit) kill_tree(LimitHit::output);
-    if (stdin_fd) {
-      while (stdin_offset < spec.stdin_data.size()) {
-        const ssize_t n = ::write(stdin_fd.get(), spec.stdin_data.data() + stdin_offset,
-                                  spec.stdin_data.size() - stdin_offset);
+    if (awaiting_feed) {
+      if (auto delivery = feed->take()) {
+        awaiting_feed = false;
+        if (delivery->abandoned) {
+          out.abandoned = true;
+          kill_tree(LimitHit::none);  // stdin stays open: EOF must not reach the target first
+        } else {
+          stdin_data = std::move(delivery->data);
+          exec_time = Clock::now();
+          wall_deadline = exec_time + delivery->wall;
+          if (stdin_data.empty()) stdin_fd.reset();
+        }
+      }
+    }
+    if (stdin_fd && !awaiting_feed && !out.abandoned) {
+      while (stdin_offset < stdin_data.size()) {
+        const ssize_t n = ::write(stdin_fd.get(), stdin_data.data() + stdin_offset,
+                                  stdin_data.size() - stdin_offset);
         if (n > 0) {
           stdin_offset += static_cast<std::size_t>(n);
           continue;
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        stdin_offset = spec.stdin_data.size();  // EPIPE: the child closed its stdin
+        stdin_offset = stdin_data.size();  // EPIPE: the child closed its stdin
       }
-      if (stdin_offset >= spec.stdin_data.size()) stdin_fd.reset();
+      if (stdin_offset >= stdin_data.size()) stdin_fd.reset();
     }
   }
   if (!init.reaped()) {  // poll failed: do not leave the tree behind

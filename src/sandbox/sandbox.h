@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,36 @@ struct Limits {
   std::size_t result_bytes = 64 << 20;                  // bytes accepted from the result pipe
 };
 
+// The stdin of a run started before its input exists (a warm start): the process is set up and
+// runs, with no wall clock counting, until send(); the wall limit counts from then. abandon()
+// before send() ends the run (its outcome then says so). One send per feed; thread-safe.
+class StdinFeed {
+ public:
+  StdinFeed();
+  ~StdinFeed();
+  StdinFeed(const StdinFeed&) = delete;
+  StdinFeed& operator=(const StdinFeed&) = delete;
+
+  void send(std::string data, std::chrono::milliseconds wall);
+  void abandon();
+
+  // For the run: an fd that polls readable once send() or abandon() was called.
+  int wait_fd() const { return event_fd_; }
+  struct Delivery {
+    bool abandoned = false;
+    std::string data;
+    std::chrono::milliseconds wall{0};
+  };
+  std::optional<Delivery> take();
+
+ private:
+  void signal();
+  int event_fd_ = -1;
+  std::mutex mutex_;
+  std::optional<Delivery> delivery_;
+  bool taken_ = false;
+};
+
 struct Spec {
   std::vector<std::string> argv;     // argv[0] is an absolute path inside the sandbox
   std::vector<std::string> env;      // complete environment, "KEY=VALUE"; nothing is inherited
@@ -39,6 +71,7 @@ struct Spec {
   std::vector<std::string> devices;  // device nodes to expose, e.g. /dev/nvidia0, /dev/nvidiactl
   std::string workdir = "/tmp";      // cwd inside; /tmp is the scratch tmpfs
   std::string stdin_data;            // written to the child's stdin, then closed
+  std::shared_ptr<StdinFeed> stdin_feed;  // instead of stdin_data: the input arrives later
   Limits limits;
   bool network = false;  // false: empty network namespace (loopback down)
   int result_fd = 3;     // child fd number of the write end of the result pipe; -1: none
@@ -48,13 +81,14 @@ struct Spec {
 enum class LimitHit { none, wall_time, cpu_time, memory, output, processes, file_size };
 
 struct Outcome {
-  bool started = false;             // false: the sandbox could not be set up (see setup_error)
-  std::string setup_error;          // infrastructure failure: never the submission's fault
-  std::optional<int> exit_code;     // set when the main process exited normally
-  std::optional<int> signal;        // set when it was killed by a signal
-  bool seccomp_violation = false;   // killed by SIGSYS from the seccomp filter
-  LimitHit limit = LimitHit::none;  // the first limit that ended or capped the run
-  std::chrono::nanoseconds wall{0};
+  bool started = false;                 // false: the sandbox could not be set up (see setup_error)
+  std::string setup_error;              // infrastructure failure: never the submission's fault
+  std::optional<int> exit_code;         // set when the main process exited normally
+  std::optional<int> signal;            // set when it was killed by a signal
+  bool seccomp_violation = false;       // killed by SIGSYS from the seccomp filter
+  LimitHit limit = LimitHit::none;      // the first limit that ended or capped the run
+  std::chrono::nanoseconds wall{0};     // from exec (or from the feed's send on a warm start)
+  bool abandoned = false;               // a warm start whose feed was abandoned before any input
   std::chrono::nanoseconds cpu{0};      // user+sys of the whole tree
   std::uint64_t peak_memory_bytes = 0;  // cgroup peak when available, else max RSS of children
   std::string stdout_data;

@@ -123,6 +123,57 @@ TEST(SandboxRun, EnvironmentWorkdirAndHostnameAreTheSpecs) {
       << describe(out);
 }
 
+// A warm start: the process runs before its input exists; the wall limit counts from send(),
+// and a bind's contents written after the start are what the process reads.
+TEST(SandboxWarmStart, InputSentLaterIsDeliveredAndWallCountsFromSend) {
+  HostDir dir;
+  fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  Spec spec = shell("read line; cat /task/file; echo \"got $line\"");
+  spec.binds.push_back(Bind{dir.path(), "/task", false, false});
+  spec.limits.wall = 300ms;  // shorter than the wait below: must not count before send()
+  spec.stdin_feed = std::make_shared<StdinFeed>();
+  auto feed = spec.stdin_feed;
+  std::thread sender([&] {
+    std::this_thread::sleep_for(800ms);
+    std::ofstream(dir.path() + "/file") << "written after the start\n";
+    feed->send("job\n", 5s);
+  });
+  const Outcome out = run(spec);
+  sender.join();
+  EXPECT_EQ(out.exit_code, 0) << describe(out);
+  EXPECT_EQ(out.limit, LimitHit::none);
+  EXPECT_FALSE(out.abandoned);
+  EXPECT_EQ(out.stdout_data, "written after the start\ngot job\n") << describe(out);
+  EXPECT_LT(out.wall, 700ms);  // measured from send(), not from exec
+}
+
+TEST(SandboxWarmStart, WallLimitFromSendStillKills) {
+  Spec spec = shell("read line; sleep 100");
+  spec.stdin_feed = std::make_shared<StdinFeed>();
+  spec.stdin_feed->send("x\n", 400ms);  // sent before the process even started
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.limit, LimitHit::wall_time) << describe(out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(SandboxWarmStart, AbandonedFeedEndsTheRun) {
+  Spec spec = shell("read line; echo never");
+  spec.stdin_feed = std::make_shared<StdinFeed>();
+  auto feed = spec.stdin_feed;
+  std::thread abandoner([&] {
+    std::this_thread::sleep_for(300ms);
+    feed->abandon();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome out = run(spec);
+  abandoner.join();
+  EXPECT_TRUE(out.abandoned) << describe(out);
+  EXPECT_EQ(out.stdout_data, "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
 TEST(SandboxLimits, WallClockKillsSleep) {
   Spec spec = shell("sleep 100");
   spec.limits.wall = 500ms;
