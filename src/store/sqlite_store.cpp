@@ -728,6 +728,124 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
     });
   }
 
+  void for_each_submission_record(
+      std::span<const Id> leaderboard_ids,
+      const std::function<void(const SubmissionRecord&)>& visit) override {
+    guarded("for_each_submission_record", [&] {
+      std::string filter;
+      for (Id id : leaderboard_ids) {
+        filter += (filter.empty() ? "" : ", ") + std::to_string(id);
+      }
+      const std::string where = filter.empty() ? "" : "WHERE s.leaderboard_id IN (" + filter + ") ";
+      // The same snapshot for both reads.
+      Transaction transaction(db_);
+      auto runs = db_.query(std::string(kRunColumns) +
+                            "WHERE submission_id IN (SELECT s.id FROM submissions s " + where +
+                            ") ORDER BY submission_id, id");
+      bool run_ready = runs.step();
+      auto rows = db_.query(
+          "SELECT s.id, s.user_id, u.name, s.leaderboard_id, l.name, s.file_name, s.code_id, "
+          "c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked, "
+          "c.code FROM submissions s JOIN users u ON u.id = s.user_id JOIN leaderboards l ON l.id "
+          "= s.leaderboard_id JOIN code_files c ON c.id = s.code_id " +
+          where + "ORDER BY s.id");
+      SubmissionRecord record;
+      while (rows.step()) {
+        record.submission = read_submission(rows);
+        record.code = rows.blob(15);
+        record.runs.clear();
+        while (run_ready && runs.int64(1) < record.submission.id) run_ready = runs.step();
+        while (run_ready && runs.int64(1) == record.submission.id) {
+          record.runs.push_back(read_run(runs));
+          run_ready = runs.step();
+        }
+        visit(record);
+      }
+      transaction.commit();
+    });
+  }
+
+  int import_submissions(std::span<const ImportedSubmission> submissions) override {
+    return guarded("import_submissions", [&] {
+      Transaction transaction(db_);
+      const Time now = options_.now();
+      int added = 0;
+      for (const auto& s : submissions) {
+        require_leaderboard("import_submissions", s.leaderboard_id);
+        Id user_id = 0;
+        {
+          auto row = db_.query("SELECT id FROM users WHERE name = ?1");
+          row.bind(1, s.user_name);
+          if (row.step()) user_id = row.int64(0);
+        }
+        if (user_id == 0) {
+          db_.query("INSERT INTO users (name, is_admin, created_at) VALUES (?1, 0, ?2)")
+              .bind(1, s.user_name)
+              .bind(2, micros(now))
+              .run();
+          user_id = db_.last_insert_id();
+        }
+        auto [code_id, hash] = put_code_locked(s.code);
+        {
+          auto row = db_.query(
+              "SELECT 1 FROM submissions WHERE user_id = ?1 AND leaderboard_id = ?2 AND "
+              "created_at = ?3 AND code_id = ?4 AND gpu_type = ?5 AND mode = ?6 AND file_name = ?7 "
+              "LIMIT 1");
+          row.bind(1, user_id).bind(2, s.leaderboard_id).bind(3, micros(s.created_at));
+          row.bind(4, code_id).bind(5, s.gpu_type).bind(6, s.mode).bind(7, s.file_name);
+          if (row.step()) continue;
+        }
+        db_.query(
+               "INSERT INTO submissions (user_id, leaderboard_id, file_name, code_id, gpu_type, "
+               "mode, created_at, status, verdict, score, hacked) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+               "?7, 'done', ?8, ?9, ?10)")
+            .bind(1, user_id)
+            .bind(2, s.leaderboard_id)
+            .bind(3, s.file_name)
+            .bind(4, code_id)
+            .bind(5, s.gpu_type)
+            .bind(6, s.mode)
+            .bind(7, micros(s.created_at))
+            .bind(8, s.verdict)
+            .bind(9, s.score)
+            .bind(10, s.hacked)
+            .run();
+        const Id submission_id = db_.last_insert_id();
+        db_.query(
+               "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at) VALUES "
+               "(?1, ?2, 'done', ?3, ?4)")
+            .bind(1, submission_id)
+            .bind(2, s.gpu_type)
+            .bind(3, micros(s.created_at))
+            .bind(4, micros(now))
+            .run();
+        const Id job_id = db_.last_insert_id();
+        for (const auto& run : s.runs) {
+          db_.query(
+                 "INSERT INTO runs (submission_id, job_id, mode, runner, secret, score, passed, "
+                 "compilation_json, result_json, system_json, start_time, end_time) VALUES (?1, "
+                 "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")
+              .bind(1, submission_id)
+              .bind(2, job_id)
+              .bind(3, run.mode)
+              .bind(4, run.runner)
+              .bind(5, run.secret)
+              .bind(6, run.score)
+              .bind(7, run.passed)
+              .bind(8, run.compilation_json)
+              .bind(9, run.result_json)
+              .bind(10, run.system_json)
+              .bind(11, micros(run.start_time))
+              .bind(12, micros(run.end_time))
+              .run();
+        }
+        ++added;
+      }
+      transaction.commit();
+      return added;
+    });
+  }
+
  private:
   template <typename Body>
   auto guarded(const char* operation, Body&& body) -> decltype(body()) {

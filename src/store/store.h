@@ -185,6 +185,30 @@ struct RankedEntry {
   Time submitted_at;
 };
 
+// A submission with its code and every run, as the dataset export reads it.
+struct SubmissionRecord {
+  Submission submission;
+  std::string code;
+  std::vector<Run> runs;  // by id
+};
+
+// A submission judged elsewhere (a published dataset), recorded as done with its runs. The same
+// user, leaderboard, code, GPU type, mode, file name and time is the same submission: importing
+// it again adds nothing.
+struct ImportedSubmission {
+  std::string user_name;  // created (not an admin) when missing
+  Id leaderboard_id = 0;
+  std::string file_name;
+  std::string code;
+  std::string gpu_type;
+  std::string mode;
+  Time created_at;
+  std::string verdict;
+  std::optional<double> score;
+  bool hacked = false;
+  std::vector<NewRun> runs;
+};
+
 struct RateWindow {
   int submissions = 0;  // in the window ending now
   // When the limit is reached: seconds until the oldest submission in the window leaves it.
@@ -284,6 +308,15 @@ class Store {
   // retry_after is set when that count is at least max_submissions.
   virtual RateWindow rate_window(Id user_id, Id leaderboard_id, std::string_view mode,
                                  int max_submissions, std::chrono::seconds window) = 0;
+
+  // Datasets. Every submission of the given leaderboards (every leaderboard when empty) with its
+  // code and runs, by id, read in one transaction.
+  virtual void for_each_submission_record(
+      std::span<const Id> leaderboard_ids,
+      const std::function<void(const SubmissionRecord&)>& visit) = 0;
+  // Records submissions judged elsewhere, all in one transaction (all or none); those already
+  // present are skipped. Returns how many were added.
+  virtual int import_submissions(std::span<const ImportedSubmission> submissions) = 0;
 };
 
 // "sqlite:PATH" or a plain path: SQLite (created if missing, migrated to the current schema).
