@@ -1,0 +1,60 @@
+// Reading and writing parquet tables through Arrow, with the column checks every reader shares.
+#pragma once
+
+#include <arrow/api.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace kj::data::detail {
+
+// Throws DataError with `what` and Arrow's message when `status` is not OK.
+void check(const arrow::Status& status, const std::string& what);
+template <typename T>
+T value_or_throw(arrow::Result<T> result, const std::string& what) {
+  check(result.status(), what);
+  return std::move(result).ValueUnsafe();
+}
+
+// Writes `table` (snappy-compressed, 64k-row groups), replacing `out` only once it is complete.
+void write_parquet(const arrow::Table& table, const std::filesystem::path& out);
+// Reads a whole file; every column becomes one chunk. DataError when it is not parquet.
+std::shared_ptr<arrow::Table> read_parquet(const std::filesystem::path& path);
+
+// A column of a table read from `file`, checked against the type the reader needs; the messages
+// name the file, the column, the type found and the type expected.
+class ColumnReader {
+ public:
+  ColumnReader(std::shared_ptr<arrow::Table> table, std::string file)
+      : table_(std::move(table)), file_(std::move(file)) {}
+  bool has(std::string_view name) const;
+  // string or large_string
+  std::shared_ptr<arrow::Array> strings(std::string_view name) const;
+  // int64 or int32
+  std::shared_ptr<arrow::Array> integers(std::string_view name) const;
+  std::shared_ptr<arrow::DoubleArray> doubles(std::string_view name) const;
+  std::shared_ptr<arrow::BooleanArray> booleans(std::string_view name) const;
+  // timestamp of any unit
+  std::shared_ptr<arrow::TimestampArray> timestamps(std::string_view name) const;
+  // list<string>
+  std::shared_ptr<arrow::ListArray> string_lists(std::string_view name) const;
+  std::int64_t rows() const { return table_->num_rows(); }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::shared_ptr<arrow::Array> column(std::string_view name, std::string_view expected) const;
+  [[noreturn]] void mistyped(std::string_view name, const arrow::DataType& found,
+                             std::string_view expected) const;
+  std::shared_ptr<arrow::Table> table_;
+  std::string file_;
+};
+
+// Values of the arrays ColumnReader returns (null: empty / 0 / nullopt as the caller decides).
+std::string_view string_at(const arrow::Array& array, std::int64_t i);
+std::int64_t integer_at(const arrow::Array& array, std::int64_t i);
+// Microseconds since the epoch.
+std::int64_t micros_at(const arrow::TimestampArray& array, std::int64_t i);
+
+}  // namespace kj::data::detail
