@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "store/detail/crypto.h"
+#include "store/detail/queue_signal.h"
 #include "store/detail/sqlite.h"
 #include "store/detail/sqlite_schema.h"
 #include "store/store.h"
@@ -138,6 +139,7 @@ class SqliteStore final : public Store {
     // In WAL mode NORMAL loses no committed transaction on a process crash, only on power loss.
     db_.exec("PRAGMA synchronous = NORMAL");
     migrate(path);
+    signal_ = queue_signal_for(path);
   }
 
   int schema_version() override {
@@ -376,6 +378,7 @@ class SqliteStore final : public Store {
       insert_job(id, submission.gpu_type, now);
       auto created = submission_by_id(id);
       transaction.commit();
+      signal_->notify();
       return *created;
     });
   }
@@ -433,6 +436,7 @@ class SqliteStore final : public Store {
           .run();
       auto job = job_by_id(id);
       transaction.commit();
+      signal_->notify();
       return *job;
     });
   }
@@ -480,6 +484,11 @@ class SqliteStore final : public Store {
     return guarded("claim_next_job", [&]() -> std::optional<ClaimedJob> {
       if (worker_id.empty()) throw StoreError("claim_next_job", "empty worker id");
       Transaction transaction(db_);
+      {
+        auto row = db_.query("SELECT drain FROM workers WHERE name = ?1");
+        row.bind(1, worker_id);
+        if (row.step() && row.int64(0) != 0) return std::nullopt;
+      }
       std::optional<Id> oldest;
       for (const auto& gpu_type : gpu_types) {
         auto row = db_.query("SELECT MIN(id) FROM jobs WHERE state = 'queued' AND gpu_type = ?1");
@@ -504,6 +513,13 @@ class SqliteStore final : public Store {
       claimed.lease = JobLease{claimed.job.id, std::string(worker_id), claimed.job.attempts};
       db_.query("UPDATE submissions SET status = 'running' WHERE id = ?1")
           .bind(1, claimed.job.submission_id)
+          .run();
+      db_.query(
+             "UPDATE workers SET state = 'busy', current_job_id = ?2, heartbeat_at = ?3 WHERE "
+             "name = ?1")
+          .bind(1, worker_id)
+          .bind(2, claimed.job.id)
+          .bind(3, micros(now))
           .run();
       claimed.submission = *submission_by_id(claimed.job.submission_id);
       {
@@ -575,6 +591,7 @@ class SqliteStore final : public Store {
           .bind(2, outcome.verdict)
           .bind(3, outcome.score)
           .run();
+      worker_finished(lease.job_id, "idle", now);
       transaction.commit();
       return true;
     });
@@ -591,7 +608,9 @@ class SqliteStore final : public Store {
         submission_id = row.int64(0);
       }
       release_locked(lease.job_id, submission_id, lease.attempt, error);
+      worker_finished(lease.job_id, "idle", options_.now());
       transaction.commit();
+      signal_->notify();
       return true;
     });
   }
@@ -602,6 +621,7 @@ class SqliteStore final : public Store {
       int count = release_running("WHERE state = 'running' AND lease_expires_at < ?1", now,
                                   "lease expired");
       transaction.commit();
+      if (count > 0) signal_->notify();
       return count;
     });
   }
@@ -612,7 +632,94 @@ class SqliteStore final : public Store {
       int count = release_running("WHERE state = 'running' AND ?1 = ?1", options_.now(),
                                   "the server stopped while the job was running");
       transaction.commit();
+      if (count > 0) signal_->notify();
       return count;
+    });
+  }
+
+  bool wait_for_jobs(std::span<const std::string>, std::chrono::milliseconds timeout) override {
+    if (!waited_) {
+      waited_ = true;
+      seen_generation_ = signal_->generation();
+      return true;
+    }
+    return signal_->wait_past(seen_generation_, timeout);
+  }
+
+  void register_worker(const WorkerRegistration& worker) override {
+    guarded("register_worker", [&] {
+      if (worker.name.empty() || worker.gpu_type.empty()) {
+        throw StoreError("register_worker", "a worker needs a name and a GPU type");
+      }
+      Transaction transaction(db_);
+      Time now = options_.now();
+      db_.query(
+             "INSERT INTO workers (name, host, device, gpu_type, gpu_count, state, drain, "
+             "started_at, heartbeat_at) VALUES (?1, ?2, ?3, ?4, ?5, 'idle', 0, ?6, ?6) ON "
+             "CONFLICT (name) DO UPDATE SET host = excluded.host, device = excluded.device, "
+             "gpu_type = excluded.gpu_type, gpu_count = excluded.gpu_count, state = 'idle', "
+             "current_job_id = NULL, drain = 0, started_at = excluded.started_at, heartbeat_at = "
+             "excluded.heartbeat_at")
+          .bind(1, worker.name)
+          .bind(2, worker.host)
+          .bind(3, worker.device)
+          .bind(4, worker.gpu_type)
+          .bind(5, worker.gpu_count)
+          .bind(6, micros(now))
+          .run();
+      const int count =
+          release_running("WHERE state = 'running' AND lease_owner = ?2 AND ?1 = ?1", now,
+                          "the worker restarted while the job was running", worker.name);
+      transaction.commit();
+      if (count > 0) signal_->notify();
+    });
+  }
+
+  bool worker_heartbeat(std::string_view name, std::string_view state) override {
+    return guarded("worker_heartbeat", [&] {
+      db_.query("UPDATE workers SET state = ?2, heartbeat_at = ?3 WHERE name = ?1")
+          .bind(1, name)
+          .bind(2, state)
+          .bind(3, micros(options_.now()))
+          .run();
+      auto row = db_.query("SELECT drain FROM workers WHERE name = ?1");
+      row.bind(1, name);
+      return row.step() && row.int64(0) != 0;
+    });
+  }
+
+  std::vector<WorkerStatus> list_workers() override {
+    return guarded("list_workers", [&] {
+      auto rows = db_.query(
+          "SELECT name, host, device, gpu_type, gpu_count, state, current_job_id, drain, "
+          "started_at, heartbeat_at FROM workers ORDER BY host, name");
+      std::vector<WorkerStatus> workers;
+      while (rows.step()) {
+        WorkerStatus w;
+        w.name = rows.text(0);
+        w.host = rows.text(1);
+        w.device = rows.text(2);
+        w.gpu_type = rows.text(3);
+        w.gpu_count = static_cast<int>(rows.int64(4));
+        w.state = rows.text(5);
+        w.current_job = rows.optional_int64(6);
+        w.drain_requested = rows.int64(7) != 0;
+        w.started_at = time_from_micros(rows.int64(8));
+        w.heartbeat_at = time_from_micros(rows.int64(9));
+        workers.push_back(std::move(w));
+      }
+      return workers;
+    });
+  }
+
+  int request_drain(std::string_view name) override {
+    return guarded("request_drain", [&] {
+      db_.query(
+             "UPDATE workers SET drain = 1, state = CASE WHEN current_job_id IS NULL THEN "
+             "'drained' ELSE 'draining' END WHERE name = ?1 OR host = ?1")
+          .bind(1, name)
+          .run();
+      return db_.changes();
     });
   }
 
@@ -1009,7 +1116,21 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
         .run();
   }
 
-  int release_running(const char* where, Time now, std::string_view error) {
+  // A worker's job ended: idle again (drained when a drain was requested), or `lost` when the
+  // sweeper took the job from a worker presumed dead.
+  void worker_finished(Id job_id, const char* state, Time now) {
+    db_.query(
+           "UPDATE workers SET state = CASE WHEN drain = 1 THEN 'drained' ELSE ?2 END, "
+           "current_job_id = NULL, heartbeat_at = CASE WHEN ?2 = 'lost' THEN heartbeat_at ELSE "
+           "?3 END WHERE current_job_id = ?1")
+        .bind(1, job_id)
+        .bind(2, state)
+        .bind(3, micros(now))
+        .run();
+  }
+
+  int release_running(const char* where, Time now, std::string_view error,
+                      std::string_view owner = {}) {
     struct Abandoned {
       Id job_id;
       Id submission_id;
@@ -1019,12 +1140,14 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
     {
       auto rows = db_.query(std::string("SELECT id, submission_id, attempts FROM jobs ") + where);
       rows.bind(1, micros(now));
+      if (!owner.empty()) rows.bind(2, owner);
       while (rows.step()) {
         abandoned.push_back({rows.int64(0), rows.int64(1), static_cast<int>(rows.int64(2))});
       }
     }
     for (const auto& job : abandoned) {
       release_locked(job.job_id, job.submission_id, job.attempts, error);
+      worker_finished(job.job_id, "lost", now);
     }
     return static_cast<int>(abandoned.size());
   }
@@ -1032,6 +1155,9 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
   std::mutex mutex_;
   StoreOptions options_;
   Connection db_;
+  std::shared_ptr<QueueSignal> signal_;
+  bool waited_ = false;
+  std::uint64_t seen_generation_ = 0;
 };
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "store/store.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
+#include "store/detail/postgres_store.h"
+#include "store/detail/queue_signal.h"
 #include "store/detail/sqlite_schema.h"
 #include "store/detail/sqlite_store.h"
 
@@ -57,11 +61,27 @@ int latest_schema_version() {
 
 std::unique_ptr<Store> open_store(const std::string& url, StoreOptions options) {
   if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-    throw StoreError("open", "the PostgreSQL backend is not built into this kj; use sqlite:PATH");
+    return detail::open_postgres_store(url, std::move(options));
   }
   std::string path = url.starts_with("sqlite:") ? url.substr(7) : url;
   if (path.empty()) throw StoreError("open", "no database path in " + url);
   return detail::open_sqlite_store(path, std::move(options));
 }
 
+namespace detail {
+
+std::shared_ptr<QueueSignal> queue_signal_for(const std::string& database_key) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<QueueSignal>> signals;
+  std::lock_guard lock(mutex);
+  auto& slot = signals[database_key];
+  auto signal = slot.lock();
+  if (!signal) {
+    signal = std::make_shared<QueueSignal>();
+    slot = signal;
+  }
+  return signal;
+}
+
+}  // namespace detail
 }  // namespace kj::store

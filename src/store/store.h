@@ -215,6 +215,26 @@ struct RateWindow {
   std::optional<std::chrono::seconds> retry_after;
 };
 
+// A worker process's judging loop (one per GPU), as registered in the store for `kj workers`.
+struct WorkerRegistration {
+  std::string name;      // unique: the lease owner of its jobs, e.g. "host-a:cuda:0"
+  std::string host;      // the worker process's --name (several workers share it)
+  std::string device;    // "cpu" or "cuda:N"
+  std::string gpu_type;  // the only job GPU type it claims
+  int gpu_count = 0;     // GPUs this worker judges on (0 for a CPU worker)
+};
+
+// States a worker reports: idle, busy (judging current_job), draining (finishing its last job),
+// drained (took no more jobs after a drain request), out_of_service (its GPU failed a health
+// check), stopped (the process exited cleanly).
+struct WorkerStatus : WorkerRegistration {
+  std::string state;
+  std::optional<Id> current_job;
+  bool drain_requested = false;
+  Time started_at;
+  Time heartbeat_at;
+};
+
 struct StoreOptions {
   std::function<Time()> now;  // default: the system clock
   int max_attempts = 3;       // claims before an abandoned job fails with internal_error
@@ -292,7 +312,26 @@ class Store {
   // Applies release() to every running job whose lease expired before `now`. Returns how many.
   virtual int requeue_expired(Time now) = 0;
   // At server start: applies release() to every running job (its worker died with the server).
+  // On PostgreSQL, shared by several servers and worker hosts, only expired leases are released.
   virtual int recover_running_jobs() = 0;
+
+  // Wake-ups: blocks until a job for one of gpu_types may have been queued since the previous
+  // call returned (true), or until timeout (false). The first call on a Store returns true at
+  // once. SQLite signals the workers of this process; PostgreSQL uses LISTEN/NOTIFY, so any
+  // process's enqueue wakes every host. Callers still poll at a slow pace as a fallback.
+  virtual bool wait_for_jobs(std::span<const std::string> gpu_types,
+                             std::chrono::milliseconds timeout) = 0;
+
+  // Workers. Registering (again) clears a drain request and gives back the jobs still leased
+  // under the same name: that worker restarted, so nothing of its is running.
+  virtual void register_worker(const WorkerRegistration& worker) = 0;
+  // Records a worker's state and heartbeat (claim/complete/release record busy and idle
+  // themselves). Returns true when an operator asked it to drain.
+  virtual bool worker_heartbeat(std::string_view name, std::string_view state) = 0;
+  virtual std::vector<WorkerStatus> list_workers() = 0;
+  // Asks every worker whose name or host is `name` to finish its current job and claim no more
+  // (claim_next_job returns none for it from now on). Returns how many workers matched.
+  virtual int request_drain(std::string_view name) = 0;
 
   // Progress of a job for live display; only the lease holder appends. Returns the new seq.
   virtual std::optional<std::int64_t> append_progress(const JobLease& lease,
@@ -320,7 +359,8 @@ class Store {
 };
 
 // "sqlite:PATH" or a plain path: SQLite (created if missing, migrated to the current schema).
-// "postgres://..." / "postgresql://...": not built yet, a StoreError says so.
+// "postgres://..." / "postgresql://...": PostgreSQL through libpq, loaded when first needed
+// (docs/store.md); the schema is migrated at open like SQLite's.
 std::unique_ptr<Store> open_store(const std::string& url, StoreOptions options = {});
 
 // The newest schema version this build knows.

@@ -110,6 +110,21 @@ CREATE TABLE job_events (
   PRIMARY KEY (job_id, seq)
 ) WITHOUT ROWID;
 )sql"},
+    {2, "workers: registration, state, heartbeat, drain requests", R"sql(
+CREATE TABLE workers (
+  name TEXT PRIMARY KEY CHECK (name <> ''),
+  host TEXT NOT NULL DEFAULT '',
+  device TEXT NOT NULL DEFAULT '',
+  gpu_type TEXT NOT NULL CHECK (gpu_type <> ''),
+  gpu_count INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL,
+  current_job_id INTEGER,
+  drain INTEGER NOT NULL DEFAULT 0 CHECK (drain IN (0, 1)),
+  started_at INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL
+);
+CREATE INDEX workers_by_job ON workers (current_job_id) WHERE current_job_id IS NOT NULL;
+)sql"},
 };
 
 inline std::span<const Migration> sqlite_migrations() { return kSqliteMigrations; }

@@ -1,0 +1,255 @@
+#include "store/detail/libpq.h"
+
+#include <dlfcn.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <mutex>
+
+namespace kj::store::detail {
+namespace {
+
+struct DlClose {
+  void operator()(void* library) const {
+    if (library != nullptr) dlclose(library);
+  }
+};
+
+template <typename Function>
+void resolve(void* library, const char* name, Function& out) {
+  out = reinterpret_cast<Function>(dlsym(library, name));
+  if (out == nullptr) {
+    throw std::runtime_error(std::string("the loaded libpq lacks ") + name);
+  }
+}
+
+// Server notices (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
+void ignore_notice(void*, const char*) {}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  throw std::runtime_error("bad hex digit in a bytea value");
+}
+
+}  // namespace
+
+const Libpq& libpq() {
+  static std::mutex mutex;
+  static std::unique_ptr<void, DlClose> library;
+  static Libpq functions;
+  static std::string failure;
+  std::lock_guard lock(mutex);
+  if (functions.connectdb != nullptr) return functions;
+  if (!failure.empty()) throw std::runtime_error(failure);
+  const char* override_path = std::getenv("KJ_LIBPQ");
+  const std::string name =
+      override_path != nullptr && *override_path ? override_path : "libpq.so.5";
+  library.reset(dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (!library) {
+    const char* why = dlerror();
+    failure = "PostgreSQL needs libpq (" + name + " did not load" +
+              (why != nullptr ? std::string(": ") + why : std::string()) +
+              "); install it with `apt-get install libpq5`";
+    throw std::runtime_error(failure);
+  }
+  Libpq loaded;
+  void* lib = library.get();
+  try {
+    resolve(lib, "PQconnectdb", loaded.connectdb);
+    resolve(lib, "PQfinish", loaded.finish);
+    resolve(lib, "PQstatus", loaded.status);
+    resolve(lib, "PQerrorMessage", loaded.error_message);
+    resolve(lib, "PQexec", loaded.exec);
+    resolve(lib, "PQexecParams", loaded.exec_params);
+    resolve(lib, "PQresultStatus", loaded.result_status);
+    resolve(lib, "PQresultErrorMessage", loaded.result_error_message);
+    resolve(lib, "PQresultErrorField", loaded.result_error_field);
+    resolve(lib, "PQclear", loaded.clear);
+    resolve(lib, "PQntuples", loaded.ntuples);
+    resolve(lib, "PQgetvalue", loaded.getvalue);
+    resolve(lib, "PQgetlength", loaded.getlength);
+    resolve(lib, "PQgetisnull", loaded.getisnull);
+    resolve(lib, "PQcmdTuples", loaded.cmd_tuples);
+    resolve(lib, "PQsocket", loaded.socket);
+    resolve(lib, "PQconsumeInput", loaded.consume_input);
+    resolve(lib, "PQnotifies", loaded.notifies);
+    resolve(lib, "PQfreemem", loaded.freemem);
+    resolve(lib, "PQsetNoticeProcessor", loaded.set_notice_processor);
+  } catch (const std::exception& e) {
+    failure = e.what();
+    library.reset();
+    throw;
+  }
+  functions = loaded;
+  return functions;
+}
+
+PgParam pg(std::string_view text) { return PgParam{std::string(text), false}; }
+PgParam pg(const char* text) { return PgParam{std::string(text), false}; }
+PgParam pg(std::int64_t value) { return PgParam{std::to_string(value), false}; }
+PgParam pg(int value) { return PgParam{std::to_string(value), false}; }
+PgParam pg(double value) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return PgParam{std::string(buffer, end), false};
+}
+PgParam pg(bool value) { return PgParam{value ? "1" : "0", false}; }
+PgParam pg(const std::optional<std::int64_t>& value) {
+  return value ? pg(*value) : PgParam{std::nullopt, false};
+}
+PgParam pg(const std::optional<double>& value) {
+  return value ? pg(*value) : PgParam{std::nullopt, false};
+}
+PgParam pg_bytes(const void* data, std::size_t size) {
+  return PgParam{std::string(static_cast<const char*>(data), size), true};
+}
+PgParam pg_text_array(const std::vector<std::string>& values) {
+  std::string literal = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) literal += ',';
+    literal += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') literal += '\\';
+      literal += c;
+    }
+    literal += '"';
+  }
+  literal += '}';
+  return PgParam{literal, false};
+}
+
+void PgResult::Clear::operator()(PGresult* result) const {
+  if (result != nullptr) libpq().clear(result);
+}
+int PgResult::rows() const { return result_ ? libpq().ntuples(result_.get()) : 0; }
+bool PgResult::is_null(int row, int column) const {
+  return libpq().getisnull(result_.get(), row, column) != 0;
+}
+std::string PgResult::text(int row, int column) const {
+  const auto& lib = libpq();
+  return std::string(lib.getvalue(result_.get(), row, column),
+                     static_cast<std::size_t>(lib.getlength(result_.get(), row, column)));
+}
+std::int64_t PgResult::int64(int row, int column) const {
+  const std::string value = text(row, column);
+  std::int64_t out = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc()) {
+    // Booleans come back as t/f.
+    if (value == "t") return 1;
+    if (value == "f") return 0;
+    throw std::runtime_error("not an integer: " + value);
+  }
+  return out;
+}
+double PgResult::real(int row, int column) const {
+  return std::strtod(text(row, column).c_str(), nullptr);
+}
+std::optional<std::int64_t> PgResult::optional_int64(int row, int column) const {
+  if (is_null(row, column)) return std::nullopt;
+  return int64(row, column);
+}
+std::optional<double> PgResult::optional_real(int row, int column) const {
+  if (is_null(row, column)) return std::nullopt;
+  return real(row, column);
+}
+std::string PgResult::bytes(int row, int column) const {
+  const std::string hex = text(row, column);
+  if (hex.size() < 2 || hex[0] != '\\' || hex[1] != 'x' || hex.size() % 2 != 0) {
+    throw std::runtime_error("unexpected bytea encoding");
+  }
+  std::string out;
+  out.reserve((hex.size() - 2) / 2);
+  for (std::size_t i = 2; i < hex.size(); i += 2) {
+    out += static_cast<char>(hex_value(hex[i]) * 16 + hex_value(hex[i + 1]));
+  }
+  return out;
+}
+int PgResult::affected() const {
+  const char* count = libpq().cmd_tuples(result_.get());
+  return count != nullptr && *count ? std::atoi(count) : 0;
+}
+
+void PgConnection::Finish::operator()(PGconn* connection) const {
+  if (connection != nullptr) libpq().finish(connection);
+}
+
+PgConnection::PgConnection(const std::string& url) {
+  const auto& lib = libpq();
+  connection_.reset(lib.connectdb(url.c_str()));
+  if (!connection_) throw PgError("out of memory connecting to PostgreSQL", "", true);
+  if (lib.status(connection_.get()) != CONNECTION_OK) {
+    std::string message = lib.error_message(connection_.get());
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
+    throw PgError("cannot connect to PostgreSQL: " + message, "", true);
+  }
+  lib.set_notice_processor(connection_.get(), ignore_notice, nullptr);
+}
+
+bool PgConnection::ok() const { return libpq().status(connection_.get()) == CONNECTION_OK; }
+
+int PgConnection::socket() const { return libpq().socket(connection_.get()); }
+
+PgResult PgConnection::exec(const std::string& sql, const std::vector<PgParam>& params) {
+  const auto& lib = libpq();
+  std::vector<const char*> values(params.size());
+  std::vector<int> lengths(params.size());
+  std::vector<int> formats(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    values[i] = params[i].value ? params[i].value->data() : nullptr;
+    lengths[i] = params[i].value ? static_cast<int>(params[i].value->size()) : 0;
+    formats[i] = params[i].binary ? 1 : 0;
+  }
+  PgResult result(lib.exec_params(connection_.get(), sql.c_str(), static_cast<int>(params.size()),
+                                  nullptr, values.data(), lengths.data(), formats.data(), 0));
+  return checked(std::move(result));
+}
+
+PgResult PgConnection::exec_script(const std::string& sql) {
+  return checked(PgResult(libpq().exec(connection_.get(), sql.c_str())));
+}
+
+PgResult PgConnection::checked(PgResult result) {
+  const auto& lib = libpq();
+  const ExecStatusType status =
+      result.get() != nullptr ? lib.result_status(result.get()) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  std::string message = result.get() != nullptr ? lib.result_error_message(result.get())
+                                                : lib.error_message(connection_.get());
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  const char* state =
+      result.get() != nullptr ? lib.result_error_field(result.get(), PG_DIAG_SQLSTATE) : nullptr;
+  std::string sqlstate = state != nullptr ? state : "";
+  // Class 08 (connection exception), 57P01-57P03 (server shutting down or not ready), or a
+  // connection libpq now reports as broken.
+  const bool lost = !ok() || sqlstate.starts_with("08") || sqlstate.starts_with("57P");
+  throw PgError(message, sqlstate, lost);
+}
+
+PgTransaction::PgTransaction(PgConnection& connection) : connection_(connection) {
+  connection_.exec("BEGIN");
+}
+
+PgTransaction::~PgTransaction() {
+  if (!open_) return;
+  try {
+    if (connection_.ok()) connection_.exec("ROLLBACK");
+  } catch (const std::exception&) {
+    // The connection is gone: the server rolled the transaction back.
+  }
+}
+
+void PgTransaction::commit() {
+  open_ = false;
+  try {
+    connection_.exec("COMMIT");
+  } catch (const PgError& error) {
+    // Whether the commit took effect is unknown: never retried as if nothing happened.
+    throw PgError(std::string("COMMIT: ") + error.what(), error.sqlstate(), false);
+  }
+}
+
+}  // namespace kj::store::detail
