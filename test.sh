@@ -5,5 +5,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 export KJ_PYTHON="${KJ_PYTHON:-$(cat "$root/build/harness-python")}"
+# A throwaway PostgreSQL cluster on loopback for the PostgreSQL tests, stopped even on failure.
+pg_dir="$(mktemp -u "${TMPDIR:-/tmp}/kj-test-postgres.XXXXXX")"
+trap '"$root/scripts/test_postgres.sh" stop "$pg_dir"' EXIT
+export KJ_TEST_POSTGRES_URL="$("$root/scripts/test_postgres.sh" start "$pg_dir")"
 cd "$root/build"
 ctest --output-on-failure "$@"
