@@ -669,7 +669,9 @@ class PostgresStore final : public Store {
   bool worker_heartbeat(std::string_view name, std::string_view state) override {
     return guarded("worker_heartbeat", [&] {
       auto row = db().exec(
-          "UPDATE workers SET state = $2, heartbeat_at = $3 WHERE name = $1 RETURNING drain",
+          "UPDATE workers SET state = CASE WHEN drain = 1 AND $2::text = 'busy' THEN 'draining' "
+          "WHEN drain = 1 AND $2::text = 'idle' THEN 'drained' ELSE $2::text END, "
+          "heartbeat_at = $3 WHERE name = $1 RETURNING drain",
           {pg(name), pg(state), pg_time(options_.now())});
       return !row.empty() && row.int64(0, 0) != 0;
     });
@@ -812,8 +814,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     guarded("for_each_submission_record", [&] {
       std::string filter;
       for (Id id : leaderboard_ids) filter += (filter.empty() ? "" : ", ") + std::to_string(id);
-      const std::string where =
-          filter.empty() ? "" : "WHERE s.leaderboard_id IN (" + filter + ") ";
+      const std::string where = filter.empty() ? "" : "WHERE s.leaderboard_id IN (" + filter + ") ";
       // One snapshot for both reads.
       PgTransaction transaction(db());
       db().exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -855,33 +856,29 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
             {pg(s.user_name), pg_time(now)});
         const Id user_id = user.int64(0, 0);
         auto [code_id, hash] = put_code_locked(s.code);
-        if (!db()
-                 .exec(
-                     "SELECT 1 FROM submissions WHERE user_id = $1 AND leaderboard_id = $2 AND "
-                     "created_at = $3 AND code_id = $4 AND gpu_type = $5 AND mode = $6 AND "
-                     "file_name = $7 LIMIT 1",
-                     {pg(user_id), pg(s.leaderboard_id), pg_time(s.created_at), pg(code_id),
-                      pg(s.gpu_type), pg(s.mode), pg(s.file_name)})
+        if (!db().exec("SELECT 1 FROM submissions WHERE user_id = $1 AND leaderboard_id = $2 AND "
+                       "created_at = $3 AND code_id = $4 AND gpu_type = $5 AND mode = $6 AND "
+                       "file_name = $7 LIMIT 1",
+                       {pg(user_id), pg(s.leaderboard_id), pg_time(s.created_at), pg(code_id),
+                        pg(s.gpu_type), pg(s.mode), pg(s.file_name)})
                  .empty()) {
           continue;
         }
         const Id submission_id =
-            db()
-                .exec(
+            db().exec(
                     "INSERT INTO submissions (user_id, leaderboard_id, file_name, code_id, "
                     "gpu_type, mode, created_at, status, verdict, score, hacked) VALUES ($1, $2, "
                     "$3, $4, $5, $6, $7, 'done', $8, $9, $10) RETURNING id",
                     {pg(user_id), pg(s.leaderboard_id), pg(s.file_name), pg(code_id),
-                     pg(s.gpu_type), pg(s.mode), pg_time(s.created_at), pg(s.verdict),
-                     pg(s.score), pg(s.hacked)})
+                     pg(s.gpu_type), pg(s.mode), pg_time(s.created_at), pg(s.verdict), pg(s.score),
+                     pg(s.hacked)})
                 .int64(0, 0);
-        const Id job_id = db()
-                              .exec(
-                                  "INSERT INTO jobs (submission_id, gpu_type, state, created_at, "
-                                  "updated_at) VALUES ($1, $2, 'done', $3, $4) RETURNING id",
-                                  {pg(submission_id), pg(s.gpu_type), pg_time(s.created_at),
-                                   pg_time(now)})
-                              .int64(0, 0);
+        const Id job_id =
+            db().exec(
+                    "INSERT INTO jobs (submission_id, gpu_type, state, created_at, "
+                    "updated_at) VALUES ($1, $2, 'done', $3, $4) RETURNING id",
+                    {pg(submission_id), pg(s.gpu_type), pg_time(s.created_at), pg_time(now)})
+                .int64(0, 0);
         for (const auto& run : s.runs) insert_run(submission_id, job_id, run);
         ++added;
       }
@@ -896,9 +893,9 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
         "INSERT INTO runs (submission_id, job_id, mode, runner, secret, score, passed, "
         "compilation_json, result_json, system_json, start_time, end_time) VALUES ($1, $2, $3, "
         "$4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        {pg(submission_id), pg(job_id), pg(run.mode), pg(run.runner), pg(run.secret),
-         pg(run.score), pg(run.passed), pg(run.compilation_json), pg(run.result_json),
-         pg(run.system_json), pg_time(run.start_time), pg_time(run.end_time)});
+        {pg(submission_id), pg(job_id), pg(run.mode), pg(run.runner), pg(run.secret), pg(run.score),
+         pg(run.passed), pg(run.compilation_json), pg(run.result_json), pg(run.system_json),
+         pg_time(run.start_time), pg_time(run.end_time)});
   }
 
   // Runs one operation. A connection lost before the operation committed anything is

@@ -677,7 +677,10 @@ class SqliteStore final : public Store {
 
   bool worker_heartbeat(std::string_view name, std::string_view state) override {
     return guarded("worker_heartbeat", [&] {
-      db_.query("UPDATE workers SET state = ?2, heartbeat_at = ?3 WHERE name = ?1")
+      db_.query(
+             "UPDATE workers SET state = CASE WHEN drain = 1 AND ?2 = 'busy' THEN 'draining' WHEN "
+             "drain = 1 AND ?2 = 'idle' THEN 'drained' ELSE ?2 END, "
+             "heartbeat_at = ?3 WHERE name = ?1")
           .bind(1, name)
           .bind(2, state)
           .bind(3, micros(options_.now()))

@@ -47,6 +47,7 @@ class LeaseKeeper {
     while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
       try {
         if (!store_.heartbeat(lease_, duration_)) lost_ = true;
+        (void)store_.worker_heartbeat(lease_.worker_id, "busy");
       } catch (const store::StoreError&) {
         // A busy database: the next beat retries; the lease is longer than three intervals.
       }
@@ -94,6 +95,11 @@ void WorkerStats::set_busy(const std::string& worker_id, bool busy) {
   busy_[worker_id] = busy;
 }
 
+void WorkerStats::set_state(const std::string& worker_id, const std::string& state) {
+  std::lock_guard lock(mutex_);
+  states_[worker_id] = state;
+}
+
 void WorkerStats::set_unhealthy(const std::string& worker_id, const std::string& message) {
   std::lock_guard lock(mutex_);
   unhealthy_[worker_id] = message;
@@ -119,6 +125,11 @@ std::string WorkerStats::prometheus() const {
   for (const auto& [id, b] : busy_) {
     out << "kj_worker_gpu_unhealthy{worker=\"" << id << "\"} " << (unhealthy_.contains(id) ? 1 : 0)
         << "\n";
+  }
+  out << "# HELP kj_worker_state 1 for the state each worker of this process is in.\n"
+      << "# TYPE kj_worker_state gauge\n";
+  for (const auto& [id, state] : states_) {
+    out << "kj_worker_state{worker=\"" << id << "\",state=\"" << state << "\"} 1\n";
   }
   out << "# HELP kj_worker_jobs_total Jobs this process's workers finished, by outcome.\n"
       << "# TYPE kj_worker_jobs_total counter\n";
@@ -221,6 +232,13 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
 Worker::Worker(std::string store_url, WorkerOptions options, std::shared_ptr<WorkerStats> stats)
     : store_(store::open_store(store_url)), options_(std::move(options)), stats_(std::move(stats)) {
   if (stats_) stats_->set_busy(options_.worker_id, false);
+  std::string gpu_types;
+  for (const auto& type : options_.gpu_types) gpu_types += (gpu_types.empty() ? "" : ",") + type;
+  // Registering gives back what an earlier process under this name left running.
+  store_->register_worker({options_.worker_id, options_.host, options_.device,
+                           gpu_types.empty() ? std::string("cpu") : gpu_types, options_.gpu_count});
+  if (stats_) stats_->set_state(options_.worker_id, "idle");
+  last_report_ = Clock::now();
 }
 
 Worker::~Worker() { stop(); }
@@ -237,6 +255,7 @@ void Worker::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  report("stopped");
 }
 
 std::string Worker::gpu_fault() const {
@@ -256,6 +275,7 @@ void Worker::take_out_of_service(const std::string& why) {
 void Worker::loop() {
   while (!stopping_) {
     if (!gpu_fault().empty()) {  // out of service: wait for stop(), claim nothing
+      report("out_of_service");
       std::unique_lock lock(wake_mutex_);
       wake_.wait(lock, [this] { return stopping_.load(); });
       break;
@@ -267,8 +287,50 @@ void Worker::loop() {
       std::fprintf(stderr, "kj worker %s: %s\n", options_.worker_id.c_str(), e.what());
     }
     if (worked) continue;
-    std::unique_lock lock(wake_mutex_);
-    wake_.wait_for(lock, options_.idle_poll, [this] { return stopping_.load(); });
+    wait_idle();
+    if (drained_) {  // its last job is recorded: claim nothing until stopped
+      report("drained");
+      std::fprintf(stderr, "kj worker %s: drained\n", options_.worker_id.c_str());
+      std::unique_lock lock(wake_mutex_);
+      wake_.wait(lock, [this] { return stopping_.load(); });
+      break;
+    }
+  }
+}
+
+void Worker::report(const char* state) {
+  if (stats_) stats_->set_state(options_.worker_id, state);
+  last_report_ = Clock::now();
+  try {
+    if (store_->worker_heartbeat(options_.worker_id, state)) drained_ = true;
+  } catch (const std::exception& e) {
+    // The database is away: the next report retries (the store reconnects).
+    std::fprintf(stderr, "kj worker %s: %s\n", options_.worker_id.c_str(), e.what());
+  }
+}
+
+void Worker::wait_idle() {
+  using namespace std::chrono_literals;
+  const auto poll_at = Clock::now() + options_.idle_poll;
+  // A claim just came back empty: a drain request shows within a second.
+  if (Clock::now() - last_report_ >= 1s) report("idle");
+  while (!stopping_ && !drained_) {
+    const auto now = Clock::now();
+    if (now - last_report_ >= options_.heartbeat) {
+      report("idle");
+      continue;
+    }
+    if (now >= poll_at) return;
+    const auto slice = std::min<Clock::duration>(
+        {poll_at - now, last_report_ + options_.heartbeat - now, Clock::duration(250ms)});
+    try {
+      if (store_->wait_for_jobs(options_.gpu_types,
+                                std::chrono::ceil<std::chrono::milliseconds>(slice))) {
+        return;
+      }
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(slice);
+    }
   }
 }
 
@@ -278,6 +340,7 @@ bool Worker::run_one() {
   if (!claimed) return false;
   const auto started = Clock::now();
   if (stats_) stats_->set_busy(options_.worker_id, true);
+  if (stats_) stats_->set_state(options_.worker_id, "busy");
   const auto& lease = claimed->lease;
   auto progress = [&](const nlohmann::json& event) {
     try {
@@ -332,8 +395,33 @@ bool Worker::run_one() {
   if (stats_) {
     stats_->record(outcome_name, std::chrono::duration<double>(Clock::now() - started).count());
     stats_->set_busy(options_.worker_id, false);
+    stats_->set_state(options_.worker_id, "idle");
   }
   return true;
+}
+
+std::string registered_workers_prometheus(const std::vector<store::WorkerStatus>& workers,
+                                          store::Time now) {
+  std::ostringstream out;
+  out << "# HELP kj_registered_worker 1 per worker registered in the store (every host), with its "
+         "state.\n# TYPE kj_registered_worker gauge\n";
+  for (const auto& w : workers) {
+    out << "kj_registered_worker{worker=\"" << w.name << "\",host=\"" << w.host << "\",gpu_type=\""
+        << w.gpu_type << "\",state=\"" << w.state << "\"} 1\n";
+  }
+  out << "# HELP kj_registered_worker_heartbeat_age_seconds Seconds since the worker last "
+         "reported.\n# TYPE kj_registered_worker_heartbeat_age_seconds gauge\n";
+  for (const auto& w : workers) {
+    out << "kj_registered_worker_heartbeat_age_seconds{worker=\"" << w.name << "\"} "
+        << std::chrono::duration<double>(now - w.heartbeat_at).count() << "\n";
+  }
+  out << "# HELP kj_registered_worker_current_job The job a busy worker judges (0: none).\n"
+      << "# TYPE kj_registered_worker_current_job gauge\n";
+  for (const auto& w : workers) {
+    out << "kj_registered_worker_current_job{worker=\"" << w.name << "\"} "
+        << w.current_job.value_or(0) << "\n";
+  }
+  return out.str();
 }
 
 std::vector<Device> detect_gpus() {

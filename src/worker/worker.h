@@ -28,7 +28,12 @@ struct WorkerOptions {
   std::optional<std::string> python;   // harness interpreter (default: $KJ_PYTHON, python3)
   std::optional<std::string> harness_dir;
   std::chrono::seconds lease{60};
-  std::chrono::milliseconds idle_poll{500};          // wait between claims when the queue is empty
+  // An idle worker claims when the store signals a queued job (Store::wait_for_jobs); idle_poll
+  // is the fallback pace when no signal comes (another process writing the same SQLite file).
+  std::chrono::milliseconds idle_poll{2000};
+  std::string host;                   // the worker process's name (kj worker --name)
+  int gpu_count = 0;                  // GPUs this worker judges on (0: a CPU worker)
+  std::chrono::seconds heartbeat{5};  // how often an idle worker reports to the store
   nlohmann::json timing = nlohmann::json::object();  // benchmark settings for the harness
 };
 
@@ -43,6 +48,8 @@ class WorkerStats {
   // rankings are recomputed when it changes.
   std::uint64_t completed_jobs() const;
   void set_busy(const std::string& worker_id, bool busy);
+  // idle, busy, drained, out_of_service or stopped (the states the store records).
+  void set_state(const std::string& worker_id, const std::string& state);
   // The worker's GPU failed its health check after a run: it takes no more jobs.
   void set_unhealthy(const std::string& worker_id, const std::string& message);
   // Prometheus text for these counters.
@@ -57,6 +64,7 @@ class WorkerStats {
   std::uint64_t duration_count_ = 0;
   std::map<std::string, bool> busy_;
   std::map<std::string, std::string> unhealthy_;  // worker id -> why
+  std::map<std::string, std::string> states_;     // worker id -> state
 };
 
 // What judging one claimed job produced: the outcome to record, or why it is given back.
@@ -96,9 +104,16 @@ class Worker {
   std::string gpu_fault() const;
   // Takes the worker's GPU out of service: it claims no more jobs (and wakes to say so).
   void take_out_of_service(const std::string& why);
+  // An operator drained this worker (kj workers drain) and its last job is recorded: it claims
+  // nothing more.
+  bool drained() const { return drained_; }
 
  private:
   void loop();
+  // Waits for a wake-up from the store, the fallback poll, stop() or a drain request.
+  void wait_idle();
+  // Records the worker's state and heartbeat in the store; notes a drain request.
+  void report(const char* state);
 
   std::unique_ptr<store::Store> store_;
   WorkerOptions options_;
@@ -109,6 +124,8 @@ class Worker {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   std::thread thread_;
+  std::atomic<bool> drained_{false};
+  std::chrono::steady_clock::time_point last_report_{};
 };
 
 // The devices of this host: "cuda:N" for each /dev/nvidiaN, with its GPU type (the name
@@ -118,5 +135,10 @@ struct Device {
   std::string gpu_type;
 };
 std::vector<Device> detect_gpus();
+
+// Prometheus text for the workers registered in the store (every host on a shared database):
+// state, heartbeat age and current job per worker.
+std::string registered_workers_prometheus(const std::vector<store::WorkerStatus>& workers,
+                                          store::Time now);
 
 }  // namespace kj::worker
