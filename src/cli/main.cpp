@@ -339,7 +339,8 @@ int main(int argc, char** argv) {
   double serve_max_time = 15;
   int serve_max_repeats = 1000;
   bool serve_no_gpu = false;
-  serve->add_option("--db", serve_db, "store URL: sqlite:PATH")->capture_default_str();
+  serve->add_option("--db", serve_db, "store URL: sqlite:PATH or postgres://USER@HOST/DB")
+      ->capture_default_str();
   serve->add_option("--problems", serve_options.problems_dir,
                     "load every problem directory under DIR as a leaderboard (default: the "
                     "bundled problems/)");
@@ -365,6 +366,32 @@ int main(int argc, char** argv) {
   serve->add_option("--max-repeats", serve_max_repeats, "timing: most samples per case")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+
+  auto* worker = app.add_subcommand(
+      "worker", "judge jobs from a shared store on this host: one worker per GPU (docs/deploy.md)");
+  kj::worker::WorkerProcessOptions worker_options;
+  std::string worker_python, worker_harness;
+  worker->add_option("--db", worker_options.store_url, "store URL: postgres://USER@HOST/DB")
+      ->required();
+  worker->add_option("--name", worker_options.name, "this host's worker name (default: hostname)");
+  worker->add_option("--gpus", worker_options.gpus, "GPU indices to judge on (default: all)")
+      ->delimiter(',');
+  worker->add_flag("--cpu", worker_options.cpu, "one CPU worker, even when GPUs are present");
+  worker->add_option("--gpu-type", worker_options.gpu_type,
+                     "job GPU type to take (default: the GPU's name, or cpu)");
+  worker->add_option("--python", worker_python, "harness interpreter (default $KJ_PYTHON)");
+  worker->add_option("--harness", worker_harness, "folder holding kj_harness");
+  int worker_lease_s = 60;
+  worker->add_option("--lease", worker_lease_s, "seconds a claim lasts without a heartbeat")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  auto* workers = app.add_subcommand("workers", "the workers registered in a store");
+  std::string workers_db = "sqlite:kj.db";
+  workers->add_option("--db", workers_db, "store URL")->capture_default_str();
+  auto* drain = workers->add_subcommand(
+      "drain", "a worker (or every worker of a host) finishes its current job and takes no more");
+  std::string drain_name;
+  drain->add_option("NAME", drain_name, "worker name or host name")->required();
 
   auto* submit = app.add_subcommand("submit", "submit a file to a judge server and follow it");
   kj::client::SubmitOptions submit_options;
@@ -433,6 +460,30 @@ int main(int argc, char** argv) {
       kj::judge::discover_environment(serve_options.worker.python, serve_options.worker.harness_dir,
                                       "cpu");
       return kj::server::serve(serve_options);
+    }
+    if (*worker) {
+      if (!worker_python.empty()) worker_options.worker.python = worker_python;
+      if (!worker_harness.empty()) worker_options.worker.harness_dir = worker_harness;
+      worker_options.worker.lease = std::chrono::seconds(worker_lease_s);
+      kj::judge::discover_environment(worker_options.worker.python,
+                                      worker_options.worker.harness_dir, "cpu");
+      return kj::worker::run_worker_process(worker_options);
+    }
+    if (*workers) {
+      auto store = kj::store::open_store(workers_db);
+      if (*drain) {
+        const int n = store->request_drain(drain_name);
+        if (n == 0) {
+          std::cerr << "kj: no worker or host named " << drain_name << "\n";
+          return kExitBadInput;
+        }
+        std::cout << "draining " << n << " worker(s): each finishes its current job\n";
+        return 0;
+      }
+      std::cout << kj::worker::format_workers(
+          store->list_workers(),
+          std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now()));
+      return 0;
     }
   } catch (const SourceTooLarge& e) {
     std::cerr << "kj: " << e.what() << "\n";

@@ -139,6 +139,8 @@ int serve(const ServeOptions& options) {
   for (const auto& d : options.start_workers ? devices : std::vector<worker::Device>{}) {
     worker::WorkerOptions w = options.worker;
     w.worker_id = std::string(host) + ":" + std::to_string(getpid()) + ":" + d.device;
+    w.host = host;
+    w.gpu_count = d.device == "cpu" ? 0 : 1;
     w.device = d.device;
     w.gpu_types = {d.gpu_type};
     workers.push_back(std::make_unique<worker::Worker>(options.store_url, w, stats));

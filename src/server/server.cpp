@@ -659,6 +659,10 @@ struct Server::State {
       out << "kj_jobs{state=\"" << store::to_string(state) << "\"} " << count << "\n";
     }
     if (stats) out << stats->prometheus();
+    // Every worker registered in the store: on a shared database, those of every host.
+    out << worker::registered_workers_prometheus(
+        store->list_workers(),
+        std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now()));
     res.set_content(out.str(), "text/plain; version=0.0.4");
   }
 

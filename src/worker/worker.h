@@ -136,6 +136,21 @@ struct Device {
 };
 std::vector<Device> detect_gpus();
 
+// `kj worker`: one Worker per GPU of this host (or per --gpus), named NAME:DEVICE, on the
+// store at store_url, until SIGINT/SIGTERM or until an operator drained all of them.
+struct WorkerProcessOptions {
+  std::string store_url;
+  std::string name;       // default: the host name
+  std::vector<int> gpus;  // GPU indices to use; empty: every GPU found
+  bool cpu = false;       // one CPU worker, even where GPUs are present
+  std::string gpu_type;   // the job GPU type to take; default: the GPU's (or "cpu")
+  WorkerOptions worker;   // template (python, harness, lease, timing)
+};
+int run_worker_process(const WorkerProcessOptions& options);
+
+// `kj workers`: the registered workers as a table.
+std::string format_workers(const std::vector<store::WorkerStatus>& workers, store::Time now);
+
 // Prometheus text for the workers registered in the store (every host on a shared database):
 // state, heartbeat age and current job per worker.
 std::string registered_workers_prometheus(const std::vector<store::WorkerStatus>& workers,
