@@ -1,5 +1,7 @@
 #include "judge/judge.h"
 
+#include "judge/detail/cuda.h"
+
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -255,6 +257,8 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
                     " bytes; nothing was run";
     return result;
   }
+  // CUDA C++ problems: compiled with our C++ harness, no Python involved (src/judge/cuda.cpp).
+  if (problem.lang == "cu") return detail::evaluate_cuda(request, environment);
   std::vector<ScreenFinding> findings;
   // The problem's kernel_language is a rule of the problem, not a screen heuristic: it applies
   // with --no-screen too (and is checked again at run time).

@@ -190,6 +190,9 @@ struct EvalResult {
   std::vector<std::pair<std::string, double>> timeline;
   GpuHealth gpu_health;      // GPU runs: checked after the sandbox ended
   sandbox::Outcome outcome;  // exit, limits, wall, cpu, memory, output
+  // lang: cu: the nvcc build (ok, cached, key, command, nvcc_version, seconds, log, failure).
+  nlohmann::json compilation;
+  std::string not_run;  // why a compiled submission was not run (no GPU here); empty if it ran
 };
 
 // Submissions larger than this are refused before anything runs (kj eval --max-source-bytes).

@@ -213,6 +213,8 @@ nlohmann::json to_json(const EvalResult& r) {
     }
   }
   if (r.error) out["error"] = error_json(*r.error);
+  if (!r.compilation.is_null()) out["compilation"] = r.compilation;
+  if (!r.not_run.empty()) out["not_run"] = r.not_run;
   out["screen"] = nlohmann::json::array();
   for (const auto& f : r.screen) {
     out["screen"].push_back({{"rule", f.rule},
@@ -235,6 +237,16 @@ std::string render_text(const EvalResult& r, bool verbose) {
   for (const auto& f : r.screen) {
     out << "  screen " << (f.reject ? "REJECT " : "flag   ") << f.rule << " (line " << f.line
         << "): " << f.reason << "\n";
+  }
+  if (r.compilation.is_object()) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f s", r.compilation.value("seconds", 0.0));
+    out << "compile: " << (r.compilation.value("ok", false) ? "ok" : "FAILED")
+        << (r.compilation.value("cached", false) ? " (cached build)" : std::string(" in ") + took)
+        << "\n";
+    if (r.error && r.error->stage == "compile") {
+      out << indent(r.error->message, "  | ");
+    }
   }
   std::vector<const CaseResult*> tests;
   for (const auto& c : r.tests) tests.push_back(&c);
@@ -268,7 +280,7 @@ std::string render_text(const EvalResult& r, bool verbose) {
     if (c.trial > 0) out << " trial " << c.trial;
     out << ": " << c.result.text << "\n";
   }
-  if (r.error && (verbose || !r.error->traceback.empty())) {
+  if (r.error && r.error->stage != "compile" && (verbose || !r.error->traceback.empty())) {
     out << "error in " << r.error->stage << ": " << r.error->type << ": " << r.error->message
         << "\n";
     if (!r.error->traceback.empty())

@@ -1,0 +1,16 @@
+// expect: wrong_answer
+// Adds in half precision: off by far more than the tolerance.
+#include <cuda_fp16.h>
+
+#include "task.h"
+
+__global__ void add_kernel(const float* a, const float* b, float* c, std::size_t n) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) c[i] = __half2float(__hadd(__float2half(a[i]), __float2half(b[i])));
+}
+
+output_t custom_kernel(const input_t& data) {
+  add_kernel<<<static_cast<unsigned>((data.n + 255) / 256), 256>>>(data.a.data(), data.b.data(),
+                                                                   data.c.data(), data.n);
+  return {data.c.data(), data.n};
+}
