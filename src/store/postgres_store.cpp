@@ -481,41 +481,41 @@ class PostgresStore final : public Store {
                                            std::chrono::seconds lease_duration) override {
     return guarded("claim_next_job", [&]() -> std::optional<ClaimedJob> {
       if (worker_id.empty()) throw StoreError("claim_next_job", "empty worker id");
-      PgTransaction transaction(db());
       Time now = options_.now();
-      // The oldest queued job no other transaction holds; none for a worker asked to drain.
+      // One statement (atomic on its own, one round trip): the oldest queued job no other
+      // transaction holds (none for a worker asked to drain) is leased, its submission marked
+      // running and the worker busy.
       auto claimed_row = db().exec(
-          std::string("WITH next AS (SELECT id FROM jobs WHERE state = 'queued' AND gpu_type = "
-                      "ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM workers WHERE name = $2 AND "
-                      "drain = 1) ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
-                      "UPDATE jobs j SET state = 'running', attempts = j.attempts + 1, "
-                      "lease_owner = $2, lease_expires_at = $3, updated_at = $4 FROM next WHERE "
-                      "j.id = next.id RETURNING ") +
-              "j.id, j.submission_id, j.gpu_type, j.state, j.attempts, j.lease_owner, "
-              "j.lease_expires_at, j.error, j.created_at, j.updated_at",
+          "WITH next AS (SELECT id FROM jobs WHERE state = 'queued' AND gpu_type = "
+          "ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM workers WHERE name = $2 AND drain = 1) "
+          "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED), "
+          "claimed AS (UPDATE jobs j SET state = 'running', attempts = j.attempts + 1, "
+          "lease_owner = $2, lease_expires_at = $3, updated_at = $4 FROM next WHERE j.id = "
+          "next.id RETURNING j.id, j.submission_id, j.gpu_type, j.state, j.attempts, "
+          "j.lease_owner, j.lease_expires_at, j.error, j.created_at, j.updated_at), "
+          "running AS (UPDATE submissions s SET status = 'running' FROM claimed WHERE s.id = "
+          "claimed.submission_id), "
+          "busy AS (UPDATE workers w SET state = 'busy', current_job_id = claimed.id, "
+          "heartbeat_at = $4 FROM claimed WHERE w.name = $2) "
+          "SELECT * FROM claimed",
           {pg_text_array(std::vector<std::string>(gpu_types.begin(), gpu_types.end())),
            pg(worker_id), pg_time(now + lease_duration), pg_time(now)});
       if (claimed_row.empty()) return std::nullopt;
       ClaimedJob claimed;
       claimed.job = read_job(claimed_row, 0);
       claimed.lease = JobLease{claimed.job.id, std::string(worker_id), claimed.job.attempts};
-      db().exec("UPDATE submissions SET status = 'running' WHERE id = $1",
-                {pg(claimed.job.submission_id)});
-      db().exec(
-          "UPDATE workers SET state = 'busy', current_job_id = $2, heartbeat_at = $3 WHERE name "
-          "= $1",
-          {pg(worker_id), pg(claimed.job.id), pg_time(now)});
-      claimed.submission = *submission_by_id(claimed.job.submission_id);
       auto row = db().exec(
-          "SELECT c.code, l.problem_dir, l.task_yaml, l.secret_seed FROM submissions s JOIN "
-          "code_files c ON c.id = s.code_id JOIN leaderboards l ON l.id = s.leaderboard_id "
-          "WHERE s.id = $1",
+          "SELECT s.id, s.user_id, u.name, s.leaderboard_id, l.name, s.file_name, s.code_id, "
+          "c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked, "
+          "c.code, l.problem_dir, l.task_yaml, l.secret_seed FROM submissions s JOIN users u ON "
+          "u.id = s.user_id JOIN leaderboards l ON l.id = s.leaderboard_id JOIN code_files c ON "
+          "c.id = s.code_id WHERE s.id = $1",
           {pg(claimed.job.submission_id)});
-      claimed.code = row.bytes(0, 0);
-      claimed.problem_dir = row.text(0, 1);
-      claimed.task_yaml = row.text(0, 2);
-      claimed.secret_seed = row.int64(0, 3);
-      transaction.commit();
+      claimed.submission = read_submission(row, 0);
+      claimed.code = row.bytes(0, 15);
+      claimed.problem_dir = row.text(0, 16);
+      claimed.task_yaml = row.text(0, 17);
+      claimed.secret_seed = row.int64(0, 18);
       return claimed;
     });
   }
