@@ -227,6 +227,8 @@ def part_latency(args):
         rows = []
         try:
             for _ in range(args.latency_runs + 1):  # the first one warms the page cache
+                # An idle server's worker has the next harness started; a gap gives it the time.
+                time.sleep(args.latency_gap)
                 before = load()
                 posted = time.monotonic()
                 posted_wall = time.time()
@@ -278,7 +280,8 @@ def part_latency(args):
             })
         keys = [k for k in table[0] if k != "load_before"]
         print(f"latency: {len(table)} test-mode submissions of {BOARD}'s correct pytorch.py on "
-              f"the CPU worker, one at a time (seconds; median, min, max)")
+              f"the CPU worker, one at a time, {args.latency_gap:g} s apart "
+              f"(seconds; median, min, max)")
         for k in keys:
             values = [row[k] for row in table]
             print(f"  {k:22s} {statistics.median(values):8.3f} {min(values):8.3f} "
@@ -294,6 +297,8 @@ def main():
     parser.add_argument("--kj", required=True)
     parser.add_argument("--seeder", help="kj_seed_store (read part)")
     parser.add_argument("--parts", default="read,burst,latency")
+    parser.add_argument("--latency-gap", type=float, default=0.0,
+                        help="seconds between latency submissions (idle time before each)")
     parser.add_argument("--users", type=int, default=1000)
     parser.add_argument("--submissions", type=int, default=10000)
     parser.add_argument("--wrk-threads", type=int, default=2)

@@ -1,6 +1,7 @@
 #include "judge/judge.h"
 
 #include "judge/detail/cuda.h"
+#include "judge/detail/profile.h"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -240,7 +242,76 @@ Environment discover_environment(const std::optional<std::string>& python,
   return env;
 }
 
-EvalResult evaluate(const EvalRequest& request, const Environment& environment) {
+namespace {
+
+// The sandbox for one harness run; the task directories are bound read-only from task_root.
+sandbox::Spec harness_spec(const Environment& environment, const fs::path& task_root,
+                           bool with_task_b, const sandbox::Limits& limits) {
+  sandbox::Spec spec;
+  spec.argv = environment.wrapper;
+  spec.argv.insert(spec.argv.end(), {environment.python.string(), "-m", "kj_harness"});
+  // `python -m` puts its starting directory first on the import path: a writable one would let
+  // the submission plant modules that the harness imports later. The task is read-only.
+  spec.workdir = kTaskMount;
+  spec.env = environment.env;
+  spec.binds = environment.binds;
+  spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
+  spec.binds.push_back({(task_root / "task").string(), kTaskMount, false, false});
+  if (with_task_b)
+    spec.binds.push_back({(task_root / "task_b").string(), kTaskBMount, false, false});
+  if (environment.device != "cpu") {
+    const std::string index = environment.device.substr(5);
+    spec.devices = {"/dev/nvidia" + index, "/dev/nvidiactl", "/dev/nvidia-uvm",
+                    "/dev/nvidia-uvm-tools"};
+  }
+  spec.limits = limits;
+  spec.result_fd = 3;
+  return spec;
+}
+
+bool same_limits_but_wall(const sandbox::Limits& a, const sandbox::Limits& b) {
+  return a.cpu == b.cpu && a.memory_bytes == b.memory_bytes && a.max_processes == b.max_processes &&
+         a.file_size_bytes == b.file_size_bytes && a.open_files == b.open_files &&
+         a.scratch_bytes == b.scratch_bytes && a.output_bytes == b.output_bytes &&
+         a.result_bytes == b.result_bytes;
+}
+
+}  // namespace
+
+struct WarmHarness::State {
+  std::string device;
+  sandbox::Limits limits;
+  TempDir task_root;  // task/ and task_b/, empty until the job is written into them
+  std::shared_ptr<sandbox::StdinFeed> feed = std::make_shared<sandbox::StdinFeed>();
+  std::future<sandbox::Outcome> outcome;
+  bool used = false;
+};
+
+WarmHarness::WarmHarness(const Environment& environment, const sandbox::Limits& limits)
+    : state_(std::make_unique<State>()) {
+  state_->device = environment.device;
+  state_->limits = limits;
+  for (const char* sub : {"task", "task_b"}) fs::create_directories(state_->task_root.path() / sub);
+  sandbox::Spec spec = harness_spec(environment, state_->task_root.path(), true, limits);
+  spec.stdin_feed = state_->feed;
+  state_->outcome =
+      std::async(std::launch::async, [spec = std::move(spec)] { return sandbox::run(spec); });
+}
+
+WarmHarness::~WarmHarness() {
+  if (!state_) return;
+  state_->feed->abandon();
+  if (state_->outcome.valid()) state_->outcome.wait();
+}
+
+bool WarmHarness::fits(const EvalRequest& request, const Environment& environment) const {
+  return state_ && !state_->used && state_->device == environment.device &&
+         same_limits_but_wall(state_->limits, request.limits) && state_->outcome.valid() &&
+         state_->outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+}
+
+EvalResult evaluate(const EvalRequest& request, const Environment& environment, WarmHarness* warm) {
+  if (request.mode == Mode::profile) return detail::evaluate_profile(request, environment);
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
   for (const auto* source : {&request.submission_source, &request.second_source}) {
@@ -306,11 +377,16 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
       return result;
     }
   }
-  sandbox::Spec spec;
-  TempDir task;
+  WarmHarness::State* const warm_state =
+      warm != nullptr && warm->fits(request, environment) ? warm->state_.get() : nullptr;
+  if (warm_state != nullptr) warm_state->used = true;
+  std::optional<TempDir> cold_root;
+  if (warm_state == nullptr) cold_root.emplace();
+  const fs::path& task_root =
+      warm_state != nullptr ? warm_state->task_root.path() : cold_root->path();
   try {
-    problem::materialize(problem, request.submission_source, task.path() / "task");
-    if (compare) problem::materialize(problem, request.second_source, task.path() / "task_b");
+    problem::materialize(problem, request.submission_source, task_root / "task");
+    if (compare) problem::materialize(problem, request.second_source, task_root / "task_b");
   } catch (const std::exception& e) {
     sandbox::Outcome failed;
     failed.setup_error = std::string("cannot prepare the task files: ") + e.what();
@@ -360,29 +436,13 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
     secret_line = std::to_string(secret) + "\n";
   }
 
-  spec.argv = {environment.python.string(), "-m", "kj_harness"};
-  // `python -m` puts its starting directory first on the import path: a writable one would let
-  // the submission plant modules that the harness imports later. The task is read-only.
-  spec.workdir = kTaskMount;
-  spec.env = environment.env;
-  spec.binds = environment.binds;
-  spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
-  spec.binds.push_back({(task.path() / "task").string(), kTaskMount, false, false});
-  if (compare) spec.binds.push_back({(task.path() / "task_b").string(), kTaskBMount, false, false});
-  if (gpu) {
-    const std::string index = environment.device.substr(5);
-    spec.devices = {"/dev/nvidia" + index, "/dev/nvidiactl", "/dev/nvidia-uvm",
-                    "/dev/nvidia-uvm-tools"};
-  }
-  spec.stdin_data = job.dump() + "\n" + secret_line;
-  spec.limits = request.limits;
+  const std::string stdin_data = job.dump() + "\n" + secret_line;
   std::chrono::seconds timeout = problem.test_timeout;
   if (request.mode == Mode::benchmark) timeout = problem.benchmark_timeout;
   if (request.mode == Mode::leaderboard) timeout = problem.ranked_timeout;
   if (compare) timeout = problem.ranked_timeout * std::max(1, request.trials);
-  spec.limits.wall =
+  const auto wall =
       request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
-  spec.result_fd = 3;
 
   // The GPU before the run, to compare with after it (docs/sandbox.md, "GPU health").
   std::optional<GpuMonitor> monitor;
@@ -392,7 +452,16 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment) 
     monitor.emplace(std::stoi(environment.device.substr(5)));
     gpu_before = monitor->read(&gpu_error);
   }
-  const sandbox::Outcome outcome = sandbox::run(spec);
+  sandbox::Outcome outcome;
+  if (warm_state != nullptr) {
+    warm_state->feed->send(stdin_data, wall);
+    outcome = warm_state->outcome.get();
+  } else {
+    sandbox::Spec spec = harness_spec(environment, task_root, compare, request.limits);
+    spec.stdin_data = stdin_data;
+    spec.limits.wall = wall;
+    outcome = sandbox::run(spec);
+  }
   std::string parse_error;
   const auto events = parse_events(outcome.result_data, &parse_error);
   EvalResult result = decide(outcome, events, request.mode, problem);

@@ -34,7 +34,8 @@ enum class Verdict {
 std::string to_string(Verdict verdict);
 std::optional<Verdict> verdict_from_string(std::string_view name);
 
-enum class Mode { test, benchmark, leaderboard, compare };
+// profile: the first benchmark case called once under Nsight Compute (EvalResult::profile).
+enum class Mode { test, benchmark, leaderboard, compare, profile };
 std::string to_string(Mode mode);
 std::optional<Mode> mode_from_string(std::string_view name);
 
@@ -45,6 +46,7 @@ struct Environment {
   std::string device = "cpu";         // "cpu" or "cuda:N" (host numbering)
   std::vector<sandbox::Bind> binds;   // read-only: system dirs, interpreter prefixes
   std::vector<std::string> env;       // passed to the harness, "KEY=VALUE"
+  std::vector<std::string> wrapper;   // put before the harness's command line (profile: ncu)
 };
 
 // Finds the interpreter (explicit path, else $KJ_PYTHON, else python3 on PATH) and the harness
@@ -193,6 +195,9 @@ struct EvalResult {
   // lang: cu: the nvcc build (ok, cached, key, command, nvcc_version, seconds, log, failure).
   nlohmann::json compilation;
   std::string not_run;  // why a compiled submission was not run (no GPU here); empty if it ran
+  // Profile mode: available, message, report (path of the .ncu-rep), kernels (duration_ns,
+  // memory_throughput_pct, sm_throughput_pct, top_stalls).
+  nlohmann::json profile;
 };
 
 // Submissions larger than this are refused before anything runs (kj eval --max-source-bytes).
@@ -215,8 +220,32 @@ struct EvalRequest {
   nlohmann::json timing = nlohmann::json::object();  // benchmark settings passed to the harness
 };
 
-// Runs one evaluation. Never throws for anything the submission does.
-EvalResult evaluate(const EvalRequest& request, const Environment& environment);
+// A harness started ahead of its job: its sandbox is set up and torch imported while the worker
+// waits for work, so the job starts in milliseconds instead of seconds. Serves one evaluation
+// at most: a fresh one per job keeps every job in a sandbox of its own. Abandoned (the process
+// killed) when destroyed unused.
+class WarmHarness {
+ public:
+  WarmHarness(const Environment& environment, const sandbox::Limits& limits);
+  ~WarmHarness();
+  WarmHarness(const WarmHarness&) = delete;
+  WarmHarness& operator=(const WarmHarness&) = delete;
+
+  // True while unused, still running, and started for this device with these limits (the wall
+  // limit aside: it is given with the job).
+  bool fits(const EvalRequest& request, const Environment& environment) const;
+
+  struct State;
+
+ private:
+  friend EvalResult evaluate(const EvalRequest&, const Environment&, WarmHarness*);
+  std::unique_ptr<State> state_;
+};
+
+// Runs one evaluation, in `warm` when given and it fits, else in a harness started now. Never
+// throws for anything the submission does.
+EvalResult evaluate(const EvalRequest& request, const Environment& environment,
+                    WarmHarness* warm = nullptr);
 
 // The harness's result lines; a line that is not a JSON object is an error (the harness is ours).
 std::vector<nlohmann::json> parse_events(std::string_view result_data, std::string* error);

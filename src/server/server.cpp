@@ -318,9 +318,9 @@ struct Server::State {
                      "code)");
     }
     if (mode.empty()) mode = "test";
-    if (mode != "test" && mode != "benchmark" && mode != "leaderboard") {
+    if (mode != "test" && mode != "benchmark" && mode != "leaderboard" && mode != "profile") {
       throw ApiError(400, "invalid_mode",
-                     "mode must be test, benchmark or leaderboard, not '" + mode + "'");
+                     "mode must be test, benchmark, leaderboard or profile, not '" + mode + "'");
     }
     const auto lb = leaderboard(leaderboard_name, user);
     gpu = pick_gpu(lb, gpu);
@@ -412,7 +412,10 @@ struct Server::State {
       std::int64_t seq = resume_seq;
       auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
       auto since_keepalive = std::chrono::steady_clock::now();
+      std::uint64_t seen = 0;
       while (!stopping) {
+        // Read before the store: progress recorded after this wakes the wait below at once.
+        if (stats) seen = stats->progress_count();
         const auto current = store->get_submission(submission_id);
         if (!current) break;
         const auto jobs = store->submission_jobs(submission_id);
@@ -443,8 +446,13 @@ struct Server::State {
           if (!write(": keep-alive\n\n")) return false;
           since_keepalive = std::chrono::steady_clock::now();
         }
-        std::unique_lock lock(stop_mutex);
-        stop_wake.wait_for(lock, options.event_poll, [this] { return stopping.load(); });
+        if (stats) {
+          // This process's workers signal their progress; the poll covers other processes'.
+          stats->wait_for_progress(seen, options.event_poll);
+        } else {
+          std::unique_lock lock(stop_mutex);
+          stop_wake.wait_for(lock, options.event_poll, [this] { return stopping.load(); });
+        }
       }
       sink.done();
       return true;
@@ -754,6 +762,7 @@ void Server::stop() {
     state_->stopping = true;
   }
   state_->stop_wake.notify_all();
+  if (state_->stats) state_->stats->progress_changed();  // event streams see `stopping`
   state_->http.stop();
 }
 

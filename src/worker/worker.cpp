@@ -160,8 +160,27 @@ std::string WorkerStats::prometheus() const {
   return out.str();
 }
 
+void WorkerStats::progress_changed() {
+  {
+    std::lock_guard lock(progress_mutex_);
+    ++progress_count_;
+  }
+  progress_wake_.notify_all();
+}
+
+std::uint64_t WorkerStats::progress_count() const {
+  std::lock_guard lock(progress_mutex_);
+  return progress_count_;
+}
+
+void WorkerStats::wait_for_progress(std::uint64_t& seen, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(progress_mutex_);
+  progress_wake_.wait_for(lock, timeout, [&] { return progress_count_ != seen; });
+  seen = progress_count_;
+}
+
 JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
-                    const WorkerOptions& options) {
+                    const WorkerOptions& options, judge::WarmHarness* warm) {
   JudgedJob judged;
   const auto mode = judge::mode_from_string(job.submission.mode);
   if (!mode || *mode == judge::Mode::compare) {
@@ -183,7 +202,7 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   request.timing = options.timing;
   if (*mode == judge::Mode::leaderboard) request.secret_seed = job.secret_seed;
   const auto start = now_us();
-  const judge::EvalResult result = judge::evaluate(request, environment);
+  const judge::EvalResult result = judge::evaluate(request, environment, warm);
   const auto end = now_us();
   judged.gpu_health = result.gpu_health;
   judged.summary = {{"verdict", judge::to_string(result.verdict)}, {"reason", result.reason}};
@@ -272,8 +291,28 @@ void Worker::take_out_of_service(const std::string& why) {
   wake_.notify_all();
 }
 
+const judge::Environment& Worker::environment() {
+  if (!environment_)
+    environment_ =
+        judge::discover_environment(options_.python, options_.harness_dir, options_.device);
+  return *environment_;
+}
+
+void Worker::prepare_warm_harness() {
+  if (!options_.warm_start || warm_ || !gpu_fault().empty()) return;
+  try {
+    warm_ = std::make_unique<judge::WarmHarness>(environment(), sandbox::Limits{});
+  } catch (const std::exception& e) {
+    // The job then starts its harness itself, and reports what is wrong if it cannot.
+    std::fprintf(stderr, "kj worker %s: no warm harness (jobs start their own): %s\n",
+                 options_.worker_id.c_str(), e.what());
+    options_.warm_start = false;
+  }
+}
+
 void Worker::loop() {
   while (!stopping_) {
+    prepare_warm_harness();
     if (!gpu_fault().empty()) {  // out of service: wait for stop(), claim nothing
       report("out_of_service");
       std::unique_lock lock(wake_mutex_);
@@ -345,6 +384,7 @@ bool Worker::run_one() {
   auto progress = [&](const nlohmann::json& event) {
     try {
       (void)store_->append_progress(lease, event.dump());
+      if (stats_) stats_->progress_changed();
     } catch (const store::StoreError&) {
       // Progress is for display only; the outcome below is what counts.
     }
@@ -362,9 +402,9 @@ bool Worker::run_one() {
               {"mode", claimed->submission.mode}});
     JudgedJob judged;
     try {
-      const auto environment =
-          judge::discover_environment(options_.python, options_.harness_dir, options_.device);
-      judged = judge_job(*claimed, environment, options_);
+      // A warm harness serves one job; the next is started once this one is recorded.
+      std::unique_ptr<judge::WarmHarness> warm = std::move(warm_);
+      judged = judge_job(*claimed, environment(), options_, warm.get());
     } catch (const std::exception& e) {
       judged.internal_error = e.what();
     }
@@ -384,6 +424,7 @@ bool Worker::run_one() {
       progress({{"event", "released"}, {"error", judged.internal_error}});
       outcome_name = store_->release(lease, judged.internal_error) ? "released" : "lost";
     }
+    if (stats_) stats_->progress_changed();  // the submission's status changed too
     if (const auto fault = worker::gpu_fault(judged)) {
       // The verdict stands; the device does not take another job (docs/sandbox.md).
       progress({{"event", "gpu_unhealthy"}, {"device", options_.device}, {"message", *fault}});

@@ -35,6 +35,8 @@ struct WorkerOptions {
   int gpu_count = 0;                  // GPUs this worker judges on (0: a CPU worker)
   std::chrono::seconds heartbeat{5};  // how often an idle worker reports to the store
   nlohmann::json timing = nlohmann::json::object();  // benchmark settings for the harness
+  // Keep the next job's harness started (sandbox set up, torch imported) while waiting.
+  bool warm_start = true;
 };
 
 // Counters shared by the workers of one process, for /metrics.
@@ -55,6 +57,13 @@ class WorkerStats {
   // Prometheus text for these counters.
   std::string prometheus() const;
 
+  // A worker recorded progress or an outcome: wakes wait_for_progress (the server's live event
+  // streams answer at once instead of at their next poll).
+  void progress_changed();
+  std::uint64_t progress_count() const;
+  // Waits until the count differs from `seen` or `timeout` passes; `seen` becomes the count.
+  void wait_for_progress(std::uint64_t& seen, std::chrono::milliseconds timeout);
+
  private:
   mutable std::mutex mutex_;
   std::map<std::string, std::uint64_t> outcomes_;
@@ -63,6 +72,9 @@ class WorkerStats {
   double duration_sum_ = 0;
   std::uint64_t duration_count_ = 0;
   std::map<std::string, bool> busy_;
+  mutable std::mutex progress_mutex_;
+  std::condition_variable progress_wake_;
+  std::uint64_t progress_count_ = 0;
   std::map<std::string, std::string> unhealthy_;  // worker id -> why
   std::map<std::string, std::string> states_;     // worker id -> state
 };
@@ -82,7 +94,7 @@ std::optional<std::string> gpu_fault(const JudgedJob& judged);
 // Runs the judge on one claimed job (no store access): the submission against its leaderboard's
 // problem, in its mode; a leaderboard submission with the leaderboard's secret seed.
 JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
-                    const WorkerOptions& options);
+                    const WorkerOptions& options, judge::WarmHarness* warm = nullptr);
 
 class Worker {
  public:
@@ -114,6 +126,9 @@ class Worker {
   void wait_idle();
   // Records the worker's state and heartbeat in the store; notes a drain request.
   void report(const char* state);
+  // The harness environment (found once) and a harness started for the next job.
+  const judge::Environment& environment();
+  void prepare_warm_harness();
 
   std::unique_ptr<store::Store> store_;
   WorkerOptions options_;
@@ -126,6 +141,8 @@ class Worker {
   std::thread thread_;
   std::atomic<bool> drained_{false};
   std::chrono::steady_clock::time_point last_report_{};
+  std::optional<judge::Environment> environment_;
+  std::unique_ptr<judge::WarmHarness> warm_;
 };
 
 // The devices of this host: "cuda:N" for each /dev/nvidiaN, with its GPU type (the name
