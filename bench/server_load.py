@@ -49,7 +49,7 @@ class Serve:
     def __init__(self, kj, db, problems, extra, env):
         self.proc = subprocess.Popen(
             [kj, "serve", "--db", "sqlite:" + db, "--problems", problems, "--port", "0",
-             "--no-gpu", *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+             *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=env)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -221,7 +221,8 @@ def part_latency(args):
     try:
         problems, env = workspace(tmp)
         db = os.path.join(tmp, "kj.db")
-        server = Serve(args.kj, db, problems, ["--max-time", "0.2", "--max-repeats", "10"], env)
+        server = Serve(args.kj, db, problems, ["--max-time", "0.2", "--max-repeats", "10"]
+                       + ([] if args.gpu else ["--no-gpu"]), env)
         code = open(os.path.join(ROOT, "problems", BOARD, "solutions", "correct",
                                  "pytorch.py")).read()
         rows = []
@@ -280,7 +281,7 @@ def part_latency(args):
             })
         keys = [k for k in table[0] if k != "load_before"]
         print(f"latency: {len(table)} test-mode submissions of {BOARD}'s correct pytorch.py on "
-              f"the CPU worker, one at a time, {args.latency_gap:g} s apart "
+              f"the {'GPU' if args.gpu else 'CPU'} worker, one at a time, {args.latency_gap:g} s apart "
               f"(seconds; median, min, max)")
         for k in keys:
             values = [row[k] for row in table]
@@ -297,6 +298,8 @@ def main():
     parser.add_argument("--kj", required=True)
     parser.add_argument("--seeder", help="kj_seed_store (read part)")
     parser.add_argument("--parts", default="read,burst,latency")
+    parser.add_argument("--gpu", action="store_true",
+                        help="latency part: judge on this host's GPU worker instead of the CPU")
     parser.add_argument("--latency-gap", type=float, default=0.0,
                         help="seconds between latency submissions (idle time before each)")
     parser.add_argument("--users", type=int, default=1000)
