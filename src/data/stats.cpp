@@ -1,2 +1,342 @@
 // The analysis commands: top contestants, one author's progression, a summary; rejudging.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+#include <sstream>
+
 #include "data/data.h"
+#include "data/detail/scoring.h"
+
+namespace kj::data {
+namespace {
+
+store::Leaderboard require_leaderboard(store::Store& store, const std::string& name) {
+  auto l = store.get_leaderboard(name);
+  if (!l) throw DataError("no leaderboard named '" + name + "'");
+  return *l;
+}
+
+std::string iso_time(store::Time t) {
+  const std::time_t seconds =
+      std::chrono::floor<std::chrono::seconds>(t).time_since_epoch().count();
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+nlohmann::json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// Left-aligned text columns, two spaces apart.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::ostringstream out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+  return out.str();
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_seconds(double seconds) {
+  char buffer[64];
+  const double a = std::abs(seconds);
+  if (a < 1e-6) {
+    std::snprintf(buffer, sizeof buffer, "%.1f ns", seconds * 1e9);
+  } else if (a < 1e-3) {
+    std::snprintf(buffer, sizeof buffer, "%.2f µs", seconds * 1e6);
+  } else if (a < 1) {
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", seconds * 1e3);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3f s", seconds);
+  }
+  return buffer;
+}
+
+std::vector<TopEntry> top_contestants(store::Store& store, const std::string& leaderboard,
+                                      const std::string& gpu_type, int limit) {
+  const auto l = require_leaderboard(store, leaderboard);
+  std::map<store::Id, TopEntry> by_user;
+  const store::Id ids[] = {l.id};
+  store.for_each_submission_record(ids, [&](const store::SubmissionRecord& r) {
+    if (!gpu_type.empty() && r.submission.gpu_type != gpu_type) return;
+    auto& entry = by_user[r.submission.user_id];
+    entry.user_name = r.submission.user_name;
+    ++entry.submissions;
+    const auto score = detail::counted_score(r);
+    if (!score) return;
+    if (entry.best_submission_id == 0 || *score < entry.best_score) {
+      entry.best_score = *score;
+      entry.best_submission_id = r.submission.id;
+      entry.gpu_type = r.submission.gpu_type;
+    }
+  });
+  std::vector<TopEntry> entries;
+  for (auto& [id, e] : by_user) {
+    if (e.best_submission_id != 0) entries.push_back(std::move(e));
+  }
+  std::sort(entries.begin(), entries.end(), [](const TopEntry& a, const TopEntry& b) {
+    if (a.best_score != b.best_score) return a.best_score < b.best_score;
+    return a.best_submission_id < b.best_submission_id;
+  });
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    entries[i].rank = i > 0 && entries[i].best_score == entries[i - 1].best_score
+                          ? entries[i - 1].rank
+                          : static_cast<int>(i + 1);
+  }
+  if (limit > 0 && entries.size() > static_cast<std::size_t>(limit)) entries.resize(limit);
+  return entries;
+}
+
+std::vector<ProgressionPoint> author_progression(store::Store& store, const std::string& user,
+                                                 const std::string& leaderboard) {
+  const auto l = require_leaderboard(store, leaderboard);
+  if (!store.get_user(user)) throw DataError("no user named '" + user + "'");
+  std::vector<ProgressionPoint> points;
+  const store::Id ids[] = {l.id};
+  store.for_each_submission_record(ids, [&](const store::SubmissionRecord& r) {
+    if (r.submission.user_name != user) return;
+    ProgressionPoint p;
+    p.submission_id = r.submission.id;
+    p.time = r.submission.created_at;
+    p.gpu_type = r.submission.gpu_type;
+    p.mode = r.submission.mode;
+    p.verdict = r.submission.verdict;
+    p.score = detail::counted_score(r);
+    points.push_back(std::move(p));
+  });
+  std::stable_sort(points.begin(), points.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  std::optional<double> best;
+  for (auto& p : points) {
+    if (p.score && (!best || *p.score < *best)) best = p.score;
+    p.best_so_far = best;
+  }
+  return points;
+}
+
+std::vector<LeaderboardSummary> summary(store::Store& store) {
+  std::vector<LeaderboardSummary> rows;
+  std::map<store::Id, std::size_t> index;
+  std::map<store::Id, std::set<store::Id>> users;
+  for (const auto& l : store.list_leaderboards(true)) {
+    index[l.id] = rows.size();
+    LeaderboardSummary row;
+    row.name = l.name;
+    rows.push_back(std::move(row));
+  }
+  store.for_each_submission_record({}, [&](const store::SubmissionRecord& r) {
+    auto& row = rows[index.at(r.submission.leaderboard_id)];
+    ++row.submissions;
+    users[r.submission.leaderboard_id].insert(r.submission.user_id);
+    if (const auto score = detail::counted_score(r)) {
+      ++row.scored;
+      if (!row.best_score || *score < *row.best_score) row.best_score = score;
+    }
+    const auto t = r.submission.created_at;
+    if (!row.first || t < *row.first) row.first = t;
+    if (!row.last || t > *row.last) row.last = t;
+  });
+  for (const auto& [id, i] : index) {
+    rows[i].users = static_cast<std::int64_t>(users[id].size());
+  }
+  return rows;
+}
+
+nlohmann::json to_json(const std::vector<TopEntry>& entries) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : entries) {
+    out.push_back({{"rank", e.rank},
+                   {"user", e.user_name},
+                   {"best_score", e.best_score},
+                   {"submission_id", e.best_submission_id},
+                   {"gpu", e.gpu_type},
+                   {"submissions", e.submissions}});
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<ProgressionPoint>& points) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : points) {
+    out.push_back({{"submission_id", p.submission_id},
+                   {"time", iso_time(p.time)},
+                   {"gpu", p.gpu_type},
+                   {"mode", p.mode},
+                   {"verdict", p.verdict},
+                   {"score", optional_number(p.score)},
+                   {"best_so_far", optional_number(p.best_so_far)}});
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<LeaderboardSummary>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    out.push_back({{"leaderboard", r.name},
+                   {"submissions", r.submissions},
+                   {"users", r.users},
+                   {"scored", r.scored},
+                   {"best_score", optional_number(r.best_score)},
+                   {"first", r.first ? nlohmann::json(iso_time(*r.first)) : nlohmann::json()},
+                   {"last", r.last ? nlohmann::json(iso_time(*r.last)) : nlohmann::json()}});
+  }
+  return out;
+}
+
+std::string render_text(const std::vector<TopEntry>& entries) {
+  std::vector<std::vector<std::string>> rows = {
+      {"rank", "user", "best", "submission", "gpu", "submissions"}};
+  for (const auto& e : entries) {
+    rows.push_back({std::to_string(e.rank), e.user_name, format_seconds(e.best_score),
+                    std::to_string(e.best_submission_id), e.gpu_type,
+                    std::to_string(e.submissions)});
+  }
+  return table(rows);
+}
+
+std::string render_text(const std::vector<ProgressionPoint>& points) {
+  std::vector<std::vector<std::string>> rows = {
+      {"time", "submission", "gpu", "mode", "verdict", "score", "best so far"}};
+  for (const auto& p : points) {
+    rows.push_back({iso_time(p.time), std::to_string(p.submission_id), p.gpu_type, p.mode,
+                    p.verdict, p.score ? format_seconds(*p.score) : "-",
+                    p.best_so_far ? format_seconds(*p.best_so_far) : "-"});
+  }
+  return table(rows);
+}
+
+std::string render_text(const std::vector<LeaderboardSummary>& rows) {
+  std::vector<std::vector<std::string>> out = {
+      {"leaderboard", "submissions", "users", "scored", "best", "first", "last"}};
+  for (const auto& r : rows) {
+    out.push_back({r.name, std::to_string(r.submissions), std::to_string(r.users),
+                   std::to_string(r.scored), r.best_score ? format_seconds(*r.best_score) : "-",
+                   r.first ? iso_time(*r.first) : "-", r.last ? iso_time(*r.last) : "-"});
+  }
+  return table(out);
+}
+
+std::string progression_svg(const std::vector<ProgressionPoint>& points, const std::string& title) {
+  constexpr double kWidth = 720, kHeight = 400, kLeft = 80, kRight = 20, kTop = 40, kBottom = 50;
+  std::vector<const ProgressionPoint*> scored;
+  for (const auto& p : points) {
+    if (p.score) scored.push_back(&p);
+  }
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
+      << "\" viewBox=\"0 0 " << kWidth << " " << kHeight << "\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << kWidth / 2
+      << "\" y=\"24\" text-anchor=\"middle\" font-family=\"sans-serif\" "
+         "font-size=\"16\">"
+      << xml_escape(title) << "</text>\n";
+  if (scored.empty()) {
+    svg << "<text x=\"" << kWidth / 2 << "\" y=\"" << kHeight / 2
+        << "\" text-anchor=\"middle\" font-family=\"sans-serif\">no scored submission</text>\n"
+        << "</svg>\n";
+    return svg.str();
+  }
+  const auto t0 = static_cast<double>(scored.front()->time.time_since_epoch().count());
+  const auto t1 = static_cast<double>(scored.back()->time.time_since_epoch().count());
+  double lo = *scored.front()->score, hi = lo;
+  for (const auto* p : scored) {
+    lo = std::min(lo, *p->score);
+    hi = std::max(hi, *p->score);
+  }
+  // Scores span orders of magnitude as a kernel improves: a log axis when they do.
+  const bool log_axis = lo > 0 && hi / lo > 10;
+  auto f = [&](double v) { return log_axis ? std::log10(v) : v; };
+  double flo = f(lo), fhi = f(hi);
+  if (fhi - flo < 1e-12) {
+    flo -= log_axis ? 0.5 : std::max(1e-12, std::abs(flo) * 0.1);
+    fhi += log_axis ? 0.5 : std::max(1e-12, std::abs(fhi) * 0.1);
+  }
+  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto x_of = [&](const ProgressionPoint& p) {
+    const double t = static_cast<double>(p.time.time_since_epoch().count());
+    return kLeft + (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5) * plot_w;
+  };
+  auto y_of = [&](double score) { return kTop + (fhi - f(score)) / (fhi - flo) * plot_h; };
+  svg << "<g font-family=\"sans-serif\" font-size=\"11\">\n"
+      << "<line x1=\"" << kLeft << "\" y1=\"" << kTop + plot_h << "\" x2=\"" << kLeft + plot_w
+      << "\" y2=\"" << kTop + plot_h << "\" stroke=\"black\"/>\n"
+      << "<line x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\""
+      << kTop + plot_h << "\" stroke=\"black\"/>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double fv = flo + (fhi - flo) * i / 4.0;
+    const double v = log_axis ? std::pow(10.0, fv) : fv;
+    const double y = kTop + (fhi - fv) / (fhi - flo) * plot_h;
+    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
+        << xml_escape(format_seconds(v)) << "</text>\n";
+  }
+  svg << "<text x=\"" << kLeft << "\" y=\"" << kHeight - 15 << "\">"
+      << iso_time(scored.front()->time) << "</text>\n"
+      << "<text x=\"" << kLeft + plot_w << "\" y=\"" << kHeight - 15 << "\" text-anchor=\"end\">"
+      << iso_time(scored.back()->time) << "</text>\n</g>\n";
+  svg << "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" points=\"";
+  for (std::size_t i = 0; i < scored.size(); ++i) {
+    const auto& p = *scored[i];
+    if (i > 0) svg << " " << x_of(p) << "," << y_of(*scored[i - 1]->best_so_far);
+    svg << (i > 0 ? " " : "") << x_of(p) << "," << y_of(*p.best_so_far);
+  }
+  svg << "\"/>\n";
+  for (const auto* p : scored) {
+    svg << "<circle class=\"score\" cx=\"" << x_of(*p) << "\" cy=\"" << y_of(*p->score)
+        << "\" r=\"3\" fill=\"#1f77b4\"><title>#" << p->submission_id << " "
+        << xml_escape(format_seconds(*p->score)) << "</title></circle>\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::vector<store::Id> queue_rejudge(store::Store& store, const std::string& leaderboard, int n,
+                                     const std::string& gpu_type) {
+  std::vector<store::Id> queued;
+  for (const auto& e : top_contestants(store, leaderboard, "", n)) {
+    store.enqueue(e.best_submission_id, gpu_type);
+    queued.push_back(e.best_submission_id);
+  }
+  return queued;
+}
+
+}  // namespace kj::data

@@ -1,0 +1,313 @@
+"""kj export/import/stats on a small hand-made kernelbot-data fixture.
+
+Round trip: fixture -> import -> export -> read back with pandas, pyarrow and Hugging Face
+datasets -> import into a fresh store -> export again: the same content (the store's own ids
+aside, which must map one to one). Bad files: clear errors, nothing imported. Analysis commands
+against answers computed by hand for the fixture below.
+
+Run with the harness interpreter (it has pyarrow, pandas, datasets):
+  $KJ_PYTHON tests/data/datasets_test.py --kj build/kj
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+FAILURES = []
+
+
+def check(condition, what):
+    if condition:
+        print(f"ok    {what}")
+    else:
+        print(f"FAIL  {what}")
+        FAILURES.append(what)
+
+
+def t(minute):
+    return datetime(2025, 6, 1, 12, minute, tzinfo=timezone.utc)
+
+
+TRITON = "import torch\nimport triton\nimport triton.language as tl\n# v{}\n"
+TORCH = "import torch\n# v{}\n"
+
+# (submission_id, problem, user, code, time, status, score, passed, mode, runner)
+ROWS = [
+    (101, "vectoradd", "alice", TRITON.format(1), t(1), "succeeded", 3.0e-5, True, "leaderboard", "H100"),
+    (102, "vectoradd", "alice", TRITON.format(2), t(2), "succeeded", 2.0e-5, True, "leaderboard", "H100"),
+    # the same code as 102 again, slower: dedup keeps 102
+    (103, "vectoradd", "alice", TRITON.format(2), t(3), "succeeded", 2.5e-5, True, "leaderboard", "H100"),
+    (104, "vectoradd", "alice", TRITON.format(3), t(4), "wrong_answer", None, False, "leaderboard", "H100"),
+    (105, "vectoradd", "alice", TRITON.format(4), t(5), "succeeded", 1.0e-5, True, "leaderboard", "H100"),
+    (201, "vectoradd", "bob", TORCH.format(1), t(2), "succeeded", 1.5e-5, True, "leaderboard", "H100"),
+    (202, "vectoradd", "bob", TORCH.format(2), t(6), "hacked", 1.0e-7, True, "leaderboard", "H100"),
+    (203, "vectoradd", "bob", TORCH.format(1), t(7), "succeeded", 4.0e-5, True, "leaderboard", "A100"),
+    (301, "vectoradd", "carol", TORCH.format(9), t(8), "succeeded", 1.5e-5, True, "leaderboard", "H100"),
+    (302, "vectoradd", "carol", TORCH.format(10), t(9), "failed", None, False, "test", "H100"),
+    (401, "grayscale", "alice", TORCH.format(20), t(3), "succeeded", 7.0e-4, True, "leaderboard", "H100"),
+]
+USER_IDS = {"alice": "9001", "bob": "9002", "carol": "9003"}
+
+SUBMISSION_SCHEMA = pa.schema([
+    ("submission_id", pa.int64()), ("leaderboard_id", pa.int64()), ("problem_name", pa.string()),
+    ("user_id", pa.string()), ("user_name", pa.string()), ("code_id", pa.int64()),
+    ("file_name", pa.string()), ("submission_time", pa.timestamp("us", tz="UTC")),
+    ("status", pa.string()), ("score", pa.float64()), ("passed", pa.bool_()), ("mode", pa.string()),
+    ("runner", pa.string()), ("code", pa.string()),
+])
+RUN_COLUMNS = ["submission_id", "leaderboard_id", "user_id", "submission_time", "file_name", "code",
+               "code_id", "run_id", "run_start_time", "run_end_time", "run_mode", "run_score",
+               "run_passed", "run_result", "run_compilation", "run_meta", "run_system_info"]
+LEADERBOARD_COLUMNS = ["id", "name", "deadline", "lang", "description", "reference", "gpu_types"]
+IDS = {"submission_id", "leaderboard_id", "user_id", "code_id", "run_id", "id"}
+
+
+def write_fixture(dir_):
+    dir_.mkdir()
+    codes = {}
+    table = pa.table({
+        "submission_id": [r[0] for r in ROWS],
+        "leaderboard_id": [{"vectoradd": 7, "grayscale": 8}[r[1]] for r in ROWS],
+        "problem_name": [r[1] for r in ROWS],
+        "user_id": [USER_IDS[r[2]] for r in ROWS],
+        "user_name": [r[2] for r in ROWS],
+        "code_id": [codes.setdefault(r[3], len(codes) + 1) for r in ROWS],
+        "file_name": ["submission.py"] * len(ROWS),
+        "submission_time": [r[4] for r in ROWS],
+        "status": [r[5] for r in ROWS],
+        "score": [r[6] for r in ROWS],
+        "passed": [r[7] for r in ROWS],
+        "mode": [r[8] for r in ROWS],
+        "runner": [r[9] for r in ROWS],
+        "code": [r[3] for r in ROWS],
+    }, schema=SUBMISSION_SCHEMA)
+    pq.write_table(table, dir_ / "submissions.parquet")
+    pq.write_table(pa.table({
+        "id": pa.array([7, 8], pa.int64()),
+        "name": ["vectoradd", "grayscale"],
+        "deadline": pa.array([t(30), t(30)], pa.timestamp("us", tz="UTC")),
+        "lang": ["py", "py"],
+        "description": ["add two vectors", "RGB to gray"],
+        "reference": ["", ""],
+        "gpu_types": [["A100", "H100"], ["H100"]],
+    }), dir_ / "leaderboards.parquet")
+
+
+class Kj:
+    def __init__(self, kj):
+        self.kj = kj
+
+    def run(self, *args, ok=True):
+        p = subprocess.run([self.kj, *map(str, args)], capture_output=True, text=True, timeout=120)
+        if ok and p.returncode != 0:
+            raise AssertionError(f"kj {' '.join(map(str, args))} exited {p.returncode}: {p.stderr}")
+        return p
+
+    def json(self, *args):
+        return json.loads(self.run(*args, "--json").stdout)
+
+
+def without_ids(table):
+    df = table.to_pandas()
+    return df[[c for c in df.columns if c not in IDS]]
+
+
+def same_up_to_ids(a, b, id_columns):
+    """Equal content, and each id column of a maps one to one onto b's."""
+    if a.num_rows != b.num_rows or a.schema != b.schema:
+        return False
+    if not without_ids(a).equals(without_ids(b)):
+        return False
+    for c in id_columns:
+        pairs = set(zip(a.column(c).to_pylist(), b.column(c).to_pylist()))
+        if len({x for x, _ in pairs}) != len(pairs) or len({y for _, y in pairs}) != len(pairs):
+            return False
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kj", required=True)
+    args = parser.parse_args()
+    kj = Kj(args.kj)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        write_fixture(tmp / "fixture")
+        db_a = f"sqlite:{tmp / 'a.db'}"
+        fixture = [tmp / "fixture" / "submissions.parquet", tmp / "fixture" / "leaderboards.parquet"]
+
+        out = kj.run("import", "kernelbot", *fixture, "--db", db_a).stdout
+        check("11 submissions and 2 leaderboards added" in out, f"first import: {out.strip()}")
+        out = kj.run("import", "kernelbot", *fixture, "--db", db_a).stdout
+        check("0 submissions and 0 leaderboards added" in out, f"second import adds nothing: {out.strip()}")
+
+        # --- analysis, answers by hand -------------------------------------------------------
+        # vectoradd: alice best 1.0e-5 (105), 5 submissions; bob best 1.5e-5 (201; 202 hacked),
+        # 3 submissions; carol 1.5e-5 (301), 2 submissions. bob and carol tie at rank 2.
+        top = kj.json("stats", "top", "--leaderboard", "vectoradd", "--db", db_a)
+        check([(e["rank"], e["user"], e["best_score"], e["submissions"]) for e in top] ==
+              [(1, "alice", 1.0e-5, 5), (2, "bob", 1.5e-5, 3), (2, "carol", 1.5e-5, 2)],
+              f"stats top vectoradd: {top}")
+        top = kj.json("stats", "top", "--leaderboard", "vectoradd", "--gpu", "A100", "--db", db_a)
+        check([(e["user"], e["best_score"], e["submissions"]) for e in top] == [("bob", 4.0e-5, 1)],
+              "stats top --gpu A100: bob alone")
+        top = kj.json("stats", "top", "--leaderboard", "vectoradd", "-n", "1", "--db", db_a)
+        check(len(top) == 1 and top[0]["user"] == "alice", "stats top -n 1")
+        text = kj.run("stats", "top", "--leaderboard", "vectoradd", "--db", db_a).stdout
+        check("alice" in text and "10.00 µs" in text, "stats top as text shows µs")
+        svg = tmp / "alice.svg"
+        prog = kj.json("stats", "progression", "--user", "alice", "--leaderboard", "vectoradd",
+                       "--db", db_a, "--plot", svg)
+        check([p["score"] for p in prog] == [3.0e-5, 2.0e-5, 2.5e-5, None, 1.0e-5],
+              f"progression scores: {[p['score'] for p in prog]}")
+        check([p["best_so_far"] for p in prog] == [3.0e-5, 2.0e-5, 2.0e-5, 2.0e-5, 1.0e-5],
+              "progression best so far")
+        svg_text = svg.read_text()
+        check(svg_text.startswith("<svg") and svg_text.count('class="score"') == 4,
+              "progression SVG: one dot per scored submission")
+        summary = {r["leaderboard"]: r for r in kj.json("stats", "summary", "--db", db_a)}
+        check((summary["vectoradd"]["submissions"], summary["vectoradd"]["users"],
+               summary["vectoradd"]["scored"], summary["vectoradd"]["best_score"]) == (10, 3, 7, 1.0e-5),
+              f"summary vectoradd: {summary['vectoradd']}")
+        check(summary["grayscale"]["submissions"] == 1, "summary grayscale")
+        bad = kj.run("stats", "top", "--leaderboard", "nope", "--db", db_a, ok=False)
+        check(bad.returncode == 2 and "no leaderboard named 'nope'" in bad.stderr,
+              "stats on an unknown leaderboard: clear error")
+
+        # --- export, read back three ways ------------------------------------------------------
+        dir_a = tmp / "export_a"
+        kj.run("export", "kernelbot", "--out", dir_a, "--db", db_a)
+        sub = pq.read_table(dir_a / "submissions.parquet")
+        check(sub.schema.equals(SUBMISSION_SCHEMA), f"submission layout schema: {sub.schema}")
+        # dedup: 103 (same code as 102, slower) goes; everything else stays.
+        check(sub.num_rows == 10, f"dedup keeps the fastest per (user, code, GPU): {sub.num_rows} rows")
+        df = pd.read_parquet(dir_a / "submissions.parquet")
+        codes = set(df[df.user_name == "alice"].code)
+        check(TRITON.format(2) in codes and
+              df[(df.user_name == "alice") & (df.code == TRITON.format(2))].score.tolist() == [2.0e-5],
+              "pandas: the kept duplicate is the faster one")
+        check(df[df.user_name == "bob"].status.tolist().count("hacked") == 1, "hacked status kept")
+        ok_df = pd.read_parquet(dir_a / "successful_submissions.parquet")
+        check(len(ok_df) == int(df.passed.sum()) and ok_df.passed.all(), "successful = passed rows")
+        import datasets
+        ds = datasets.load_dataset("parquet", data_files=str(dir_a / "submissions.parquet"),
+                                   split="train", cache_dir=str(tmp / "hf"))
+        check(len(ds) == 10 and ds.column_names == SUBMISSION_SCHEMA.names,
+              "Hugging Face datasets reads submissions.parquet")
+        lb = pq.read_table(dir_a / "leaderboards.parquet")
+        check(lb.column_names == LEADERBOARD_COLUMNS and
+              sorted(lb.column("name").to_pylist()) == ["grayscale", "vectoradd"],
+              "leaderboards.parquet columns and rows")
+
+        # --- round trip --------------------------------------------------------------------------
+        db_b = f"sqlite:{tmp / 'b.db'}"
+        kj.run("import", "kernelbot", dir_a / "submissions.parquet", dir_a / "leaderboards.parquet",
+               "--db", db_b)
+        dir_b = tmp / "export_b"
+        kj.run("export", "kernelbot", "--out", dir_b, "--db", db_b)
+        for name in ["submissions.parquet", "successful_submissions.parquet"]:
+            a = pq.read_table(dir_a / name).sort_by("submission_time")
+            b = pq.read_table(dir_b / name).sort_by("submission_time")
+            check(same_up_to_ids(a, b, ["submission_id", "leaderboard_id", "user_id", "code_id"]),
+                  f"round trip (submission layout): {name} identical")
+        check(same_up_to_ids(pq.read_table(dir_a / "leaderboards.parquet"),
+                             pq.read_table(dir_b / "leaderboards.parquet"), ["id"]),
+              "round trip: leaderboards.parquet identical")
+
+        dir_ra = tmp / "export_runs_a"
+        kj.run("export", "kernelbot", "--layout", "run", "--out", dir_ra, "--db", db_a)
+        runs_a = pq.read_table(dir_ra / "submissions.parquet")
+        check(runs_a.column_names == RUN_COLUMNS and runs_a.num_rows == 11,
+              f"run layout columns, one row per public run: {runs_a.num_rows}")
+        db_c = f"sqlite:{tmp / 'c.db'}"
+        kj.run("import", "kernelbot", dir_ra / "submissions.parquet", dir_ra / "leaderboards.parquet",
+               "--db", db_c)
+        dir_rc = tmp / "export_runs_c"
+        kj.run("export", "kernelbot", "--layout", "run", "--out", dir_rc, "--db", db_c)
+        check(same_up_to_ids(runs_a.sort_by("run_start_time"),
+                             pq.read_table(dir_rc / "submissions.parquet").sort_by("run_start_time"),
+                             ["submission_id", "leaderboard_id", "user_id", "code_id", "run_id"]),
+              "round trip (run layout): identical")
+        top_c = kj.json("stats", "top", "--leaderboard", "vectoradd", "--db", db_c)
+        check(len(top_c) == 3 and top_c[0]["best_score"] == 1.0e-5,
+              "imported run-level submissions rank on the leaderboard")
+
+        # --- anonymize, open leaderboards --------------------------------------------------------
+        dir_anon = tmp / "export_anon"
+        kj.run("export", "kernelbot", "--anonymize", "--out", dir_anon, "--db", db_a)
+        anon = pd.read_parquet(dir_anon / "submissions.parquet")
+        check(not ({"alice", "bob", "carol"} & set(anon.user_name)) and
+              sorted(set(anon.user_id)) == ["1", "2", "3"] and
+              all(n == "user-" + i for n, i in zip(anon.user_name, anon.user_id)),
+              "--anonymize: user-1..user-3, no real names")
+        db_d = f"sqlite:{tmp / 'd.db'}"
+        kj.run("import", "kernelbot", fixture[0], "--db", db_d)  # no leaderboards.parquet: no deadline
+        refused = kj.run("export", "kernelbot", "--out", tmp / "open", "--db", db_d, ok=False)
+        check(refused.returncode == 2 and "still open" in refused.stderr and
+              not (tmp / "open" / "submissions.parquet").exists(),
+              "open leaderboard refused without --force")
+        kj.run("export", "kernelbot", "--force", "--out", tmp / "open", "--db", db_d)
+        check((tmp / "open" / "submissions.parquet").exists(), "--force exports it")
+
+        # --- bad files ------------------------------------------------------------------------
+        before = kj.json("stats", "summary", "--db", db_a)
+        garbage = tmp / "garbage.parquet"
+        garbage.write_bytes(os.urandom(4096))
+        p = kj.run("import", "kernelbot", garbage, "--db", db_a, ok=False)
+        check(p.returncode == 2 and "garbage.parquet" in p.stderr and "parquet" in p.stderr,
+              f"corrupt file: {p.stderr.strip()}")
+        foreign = tmp / "foreign.parquet"
+        pq.write_table(pa.table({"x": [1], "y": ["a"]}), foreign)
+        p = kj.run("import", "kernelbot", foreign, "--db", db_a, ok=False)
+        check(p.returncode == 2 and "not a kernelbot-data file" in p.stderr, f"foreign file: {p.stderr.strip()}")
+        fixture_table = pq.read_table(fixture[0])
+        missing = tmp / "missing.parquet"
+        pq.write_table(fixture_table.drop_columns(["runner"]), missing)
+        p = kj.run("import", "kernelbot", missing, "--db", db_a, ok=False)
+        check(p.returncode == 2 and "column 'runner'" in p.stderr and "missing" in p.stderr,
+              f"missing column named: {p.stderr.strip()}")
+        mistyped = tmp / "mistyped.parquet"
+        i = fixture_table.schema.get_field_index("score")
+        pq.write_table(fixture_table.set_column(i, "score", pa.array([str(r[6]) for r in ROWS])), mistyped)
+        # a good file first: nothing of it may be stored either
+        extra = tmp / "extra.parquet"
+        pq.write_table(fixture_table.set_column(
+            fixture_table.schema.get_field_index("user_name"), "user_name", pa.array(["dave"] * len(ROWS))), extra)
+        p = kj.run("import", "kernelbot", extra, mistyped, "--db", db_a, ok=False)
+        check(p.returncode == 2 and "column 'score' has type string, expected double" in p.stderr,
+              f"mistyped column named: {p.stderr.strip()}")
+        check(kj.json("stats", "summary", "--db", db_a) == before, "bad files imported nothing")
+
+        # --- boostrap rows --------------------------------------------------------------------------
+        boot = tmp / "boostrap.parquet"
+        out = kj.run("export", "boostrap", "--out", boot, "--db", db_a).stdout
+        rows = pq.read_table(boot)
+        expected = ["pt_code", "triton_code", "pt_entrypoint", "triton_entrypoint", "reasoning",
+                    "messages", "tests_code", "pt_code_runs", "stdout", "stderr", "stop_reason",
+                    "prompt", "entrypoint", "tests", "verdict", "max_error", "speedup", "timings"]
+        check(rows.column_names == expected, "boostrap columns")
+        check(rows.num_rows == 5 and set(rows.column("triton_code").to_pylist()) ==
+              {TRITON.format(k) for k in range(1, 5)}, f"boostrap rows: the 5 Triton submissions ({out.strip()})")
+        check(str(rows.schema.field("messages").type) == "list<element: struct<content: string, role: string>>",
+              "boostrap messages type")
+        hf = datasets.load_dataset("parquet", data_files=str(boot), split="train", cache_dir=str(tmp / "hf"))
+        check(len(hf) == 5, "Hugging Face datasets reads the boostrap file")
+
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
