@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "client/client.h"
+#include "data/bootstrap.h"
 #include "data/data.h"
 #include "judge/judge.h"
 #include "problem/problem.h"
@@ -391,6 +392,201 @@ struct DatasetCommands {
   }
 };
 
+// `kj bootstrap`: PyTorch corpus -> translations -> verified rows (docs/bootstrap.md).
+struct BootstrapCommand {
+  std::string corpus;
+  std::string out_dir;
+  std::string url, model, api_key_env, command, prompt_file;
+  double temperature = 0;
+  int max_tokens = 8192, retries = 5;
+  double request_timeout_s = 600, backoff_s = 2;
+  kj::data::BootstrapOptions options;
+  int test_timeout_s = 300, benchmark_timeout_s = 600;
+  bool no_timing = false, no_screen = false;
+  EnvOptions env;
+
+  void add_to(CLI::App* app) {
+    app->add_option("CORPUS", corpus,
+                    "JSONL rows (pt_code, entrypoint, tests_code) or a "
+                    "directory of KernelBench-style .py files")
+        ->required();
+    app->add_option("--out", out_dir, "output directory (journal.jsonl, rows.jsonl, summary.json)")
+        ->required();
+    app->add_option("--translator-url", url,
+                    "OpenAI-compatible base URL, e.g. http://host:8000/v1");
+    app->add_option("--model", model, "model name sent to the endpoint");
+    app->add_option("--api-key-env", api_key_env, "environment variable holding the API key");
+    app->add_option("--temperature", temperature)->capture_default_str();
+    app->add_option("--max-tokens", max_tokens)->capture_default_str();
+    app->add_option("--request-timeout", request_timeout_s, "seconds per translator request")
+        ->capture_default_str();
+    app->add_option("--retries", retries, "more attempts on 429, 5xx and connection errors")
+        ->capture_default_str();
+    app->add_option("--backoff", backoff_s, "first wait before a retry, seconds (doubles)")
+        ->capture_default_str();
+    app->add_option("--translator-command", command,
+                    "a command translating instead: prompt on stdin, reply on stdout");
+    app->add_option("--prompt-template", prompt_file, "prompt template file (docs/bootstrap.md)")
+        ->check(CLI::ExistingFile);
+    app->add_option("--turns", options.turns, "model turns per row (1 + repairs)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app->add_option("--random-inputs", options.random_inputs,
+                    "seeded random variants of the tests' calls")
+        ->capture_default_str();
+    app->add_option("--concurrency", options.concurrency, "rows in flight")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app->add_option("--test-timeout", test_timeout_s, "seconds per PyTorch run and per test run")
+        ->capture_default_str();
+    app->add_option("--benchmark-timeout", benchmark_timeout_s, "seconds per timing run")
+        ->capture_default_str();
+    app->add_flag("--no-timing", no_timing, "do not time accepted translations");
+    app->add_flag("--no-screen", no_screen, "skip the static screen on translations");
+    app->add_option("--device", env.device, "cpu or cuda:N")->capture_default_str();
+    app->add_option("--python", env.python, "harness interpreter (default $KJ_PYTHON)");
+    app->add_option("--harness", env.harness, "folder holding kj_harness");
+    app->add_option("--memory-limit", env.memory_mib, "host memory cap in MiB")
+        ->capture_default_str();
+    app->add_option("--max-repeats", env.max_samples, "timing: most samples per row")
+        ->capture_default_str();
+    app->add_option("--max-time", env.max_time_s, "timing: most seconds of sampling per row")
+        ->capture_default_str();
+  }
+
+  int run() {
+    if (url.empty() == command.empty()) {
+      throw std::invalid_argument("give exactly one of --translator-url and --translator-command");
+    }
+    std::unique_ptr<kj::data::Translator> translator;
+    if (!url.empty()) {
+      kj::data::ChatEndpoint endpoint;
+      endpoint.base_url = url;
+      endpoint.model = model;
+      endpoint.api_key_env = api_key_env;
+      endpoint.temperature = temperature;
+      endpoint.max_tokens = max_tokens;
+      endpoint.timeout = std::chrono::seconds(static_cast<std::int64_t>(request_timeout_s));
+      endpoint.retries = retries;
+      endpoint.backoff = std::chrono::milliseconds(static_cast<std::int64_t>(backoff_s * 1000));
+      translator = kj::data::make_chat_translator(endpoint);
+    } else {
+      translator = kj::data::make_command_translator(
+          command, std::chrono::seconds(static_cast<std::int64_t>(request_timeout_s)));
+    }
+    options.out_dir = out_dir;
+    options.prompt_template =
+        prompt_file.empty() ? kj::data::default_prompt_template() : read_text(prompt_file);
+    options.timing = !no_timing;
+    options.screen = !no_screen;
+    options.timing_settings = {{"max_samples", env.max_samples}, {"max_seconds", env.max_time_s}};
+    options.test_timeout = std::chrono::seconds(test_timeout_s);
+    options.benchmark_timeout = std::chrono::seconds(benchmark_timeout_s);
+    options.memory_bytes = env.memory_mib << 20;
+    const auto rows = kj::data::load_corpus(corpus);
+    const auto summary =
+        kj::data::run_bootstrap(rows, *translator, env.environment(), options, std::cerr);
+    std::cout << summary.render();
+    return summary.translator_errors == 0 ? 0 : kExitRejected;
+  }
+};
+
+// `kj stats ...` and `kj rejudge`: analysis of the store's submissions (docs/datasets.md).
+struct DatasetCommands {
+  std::string db = "sqlite:kj.db";
+  CLI::App* top = nullptr;
+  CLI::App* progression = nullptr;
+  CLI::App* summary = nullptr;
+  CLI::App* rejudge = nullptr;
+  std::string leaderboard, gpu, user, plot, python, harness;
+  int n = 10;
+  bool json = false;
+
+  explicit DatasetCommands(CLI::App& app) {
+    auto* stats = app.add_subcommand("stats", "analysis of the store's submissions");
+    stats->require_subcommand(1);
+    top = stats->add_subcommand("top", "best score per user on a leaderboard");
+    top->add_option("--leaderboard", leaderboard)->required();
+    top->add_option("--gpu", gpu, "only this GPU type");
+    top->add_option("-n", n, "rows")->capture_default_str();
+    progression = stats->add_subcommand("progression", "one user's scores over time");
+    progression->add_option("--user", user)->required();
+    progression->add_option("--leaderboard", leaderboard)->required();
+    progression->add_option("--plot", plot, "also write the progression as an SVG file");
+    summary = stats->add_subcommand("summary", "submissions, users and best score per leaderboard");
+    for (auto* command : {top, progression, summary}) {
+      command->add_option("--db", db, "store URL")->capture_default_str();
+      command->add_flag("--json", json);
+    }
+    rejudge = app.add_subcommand(
+        "rejudge", "judge the best submission of the top N users again on this machine's device");
+    rejudge->add_option("--db", db, "store URL")->capture_default_str();
+    rejudge->add_option("--leaderboard", leaderboard)->required();
+    rejudge->add_option("--top", n, "users")->capture_default_str()->check(CLI::PositiveNumber);
+    rejudge->add_option("--python", python, "harness interpreter (default $KJ_PYTHON)");
+    rejudge->add_option("--harness", harness, "folder holding kj_harness");
+    rejudge->add_flag("--json", json);
+    app.add_subcommand("export", "write kernelbot-data or boostrap parquet (kj export --help)")
+        ->allow_extras();
+    app.add_subcommand("import", "load kernelbot-data parquet (kj import --help)")->allow_extras();
+  }
+
+  std::optional<int> run() {
+    if (*top) return print(kj::data::top_contestants(*open(), leaderboard, gpu, n));
+    if (*progression) {
+      const auto points = kj::data::author_progression(*open(), user, leaderboard);
+      if (!plot.empty()) {
+        std::ofstream out(plot);
+        out << kj::data::progression_svg(points, user + " on " + leaderboard);
+        if (!out.flush()) throw std::runtime_error("cannot write " + plot);
+      }
+      return print(points);
+    }
+    if (*summary) return print(kj::data::summary(*open()));
+    if (*rejudge) return run_rejudge();
+    return std::nullopt;
+  }
+
+ private:
+  std::unique_ptr<kj::store::Store> open() const { return kj::store::open_store(db); }
+
+  template <typename Rows>
+  int print(const Rows& rows) const {
+    std::cout << (json ? kj::data::to_json(rows).dump(2) + "\n" : kj::data::render_text(rows));
+    return 0;
+  }
+
+  int run_rejudge() {
+    auto store = open();
+    const auto gpus = kj::worker::detect_gpus();
+    kj::worker::WorkerOptions options;
+    options.worker_id = "rejudge:" + std::to_string(getpid());
+    options.device = gpus.empty() ? "cpu" : gpus.front().device;
+    options.gpu_types = {gpus.empty() ? "cpu" : gpus.front().gpu_type};
+    if (!python.empty()) options.python = python;
+    if (!harness.empty()) options.harness_dir = harness;
+    const auto queued = kj::data::queue_rejudge(*store, leaderboard, n, options.gpu_types.front());
+    std::cerr << "rejudging " << queued.size() << " submissions on " << options.device << "\n";
+    kj::worker::Worker worker(db, options, nullptr);
+    while (worker.run_one()) {
+    }
+    nlohmann::json out = nlohmann::json::array();
+    for (auto id : queued) {
+      const auto s = store->get_submission(id);
+      out.push_back({{"submission_id", id},
+                     {"user", s->user_name},
+                     {"verdict", s->verdict},
+                     {"score", s->score ? nlohmann::json(*s->score) : nlohmann::json()}});
+      if (!json) {
+        std::cout << "#" << id << "  " << s->user_name << "  " << s->verdict << "  "
+                  << (s->score ? kj::data::format_seconds(*s->score) : "-") << "\n";
+      }
+    }
+    if (json) std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -546,6 +742,12 @@ int main(int argc, char** argv) {
   add_connection(show_submission);
 
   DatasetCommands datasets(app);
+  auto* bootstrap = app.add_subcommand(
+      "bootstrap", "PyTorch programs -> model translations -> Triton rows verified by the judge");
+  BootstrapCommand bootstrap_command;
+  bootstrap_command.add_to(bootstrap);
+
+  DatasetCommands datasets(app);
   CLI11_PARSE(app, argc, argv);
   if (*submit) {
     return kj::client::submit(kj::client::resolve_connection(server_url, token), submit_options);
@@ -568,6 +770,7 @@ int main(int argc, char** argv) {
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
     if (*check) return run_problem_check(check_dir, check_json, check_options);
     if (*show) return run_problem_show(show_dir);
+    if (*bootstrap) return bootstrap_command.run();
     if (auto rc = datasets.run()) return *rc;
     if (*serve) {
       serve_options.store_url = serve_db;

@@ -1,0 +1,24 @@
+import torch
+import torch.nn.functional as F
+
+
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(x, dim=-1)
+
+
+##### TESTS #####
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+M, K = (8192, 4096) if DEVICE == "cuda" else (64, 256)
+
+
+def test_softmax():
+    torch.manual_seed(42)
+    results = {}
+    results["test_case_1"] = softmax(torch.randn((M, K), device=DEVICE))
+    results["test_case_2"] = softmax(torch.randn((37, 100), device=DEVICE))
+    results["test_case_3"] = softmax(torch.randn((5, 7), device=DEVICE))
+    return results
+
+
+test_results = test_softmax()
+print(test_results)

@@ -1,0 +1,24 @@
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float('inf')).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    result = e / tl.sum(e, axis=0)
+    tl.store(out_ptr + row * stride + cols, result.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def softmax_triton(x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()
+    n_rows, n_cols = x.shape
+    out = torch.empty_like(x)
+    BLOCK = triton.next_power_of_2(n_cols)
+    softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK=BLOCK)
+    return out
