@@ -43,3 +43,9 @@ fi
 chmod -R a+rX "$venv" 2>/dev/null || true
 mkdir -p "$root/build"
 echo "$venv/bin/python" > "$root/build/harness-python"
+# lang: cu problems compile with the CUDA toolkit's nvcc (found at $KJ_NVCC, $CUDA_HOME/bin, on
+# PATH or at /usr/local/cuda/bin). Debian's own nvidia-cuda-toolkit is an old release in
+# non-free, so it is not installed here: the build and GPU machines come with the toolkit.
+if [ -z "${KJ_NVCC:-}" ] && ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: note: no nvcc (CUDA toolkit) found: the lang: cu build tests will be skipped"
+fi

@@ -26,6 +26,8 @@ from . import guard
 _clock_ns = time.perf_counter_ns
 
 OTHER_STREAM_SLACK_NS = 20_000.0
+# Set by the judge in profile mode: the timed call runs inside the NVTX range ncu captures.
+PROFILING = os.environ.get("KJ_PROFILE") == "1"
 
 DEFAULTS = {
     "min_samples": 10,
@@ -327,6 +329,10 @@ class CaseSession:
             start.record()
             if self.method == "graph":
                 self.graph.replay()
+            elif PROFILING:  # the one call Nsight Compute captures (kj eval --mode profile)
+                torch.cuda.nvtx.range_push("kj_profile")
+                output = self.kernel(data)
+                torch.cuda.nvtx.range_pop()
             else:
                 output = self.kernel(data)
             end.record()

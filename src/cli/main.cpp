@@ -130,7 +130,7 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
              bool verbose, const EnvOptions& options) {
   const auto mode = kj::judge::mode_from_string(mode_name);
   if (!mode || *mode == kj::judge::Mode::compare) {
-    std::cerr << "kj eval: --mode must be test, benchmark or leaderboard\n";
+    std::cerr << "kj eval: --mode must be test, benchmark, leaderboard or profile\n";
     return kExitBadInput;
   }
   const kj::problem::Problem problem = options.narrowed(kj::problem::load(problem_dir));
@@ -280,6 +280,38 @@ int run_problem_show(const std::string& problem_dir) {
                    .dump(2)
             << "\n";
   return 0;
+}
+
+// Each KernelBench file (or every .py in a folder, sorted) as a problem directory under out.
+int run_import_kernelbench(const std::vector<std::string>& sources, const std::string& out,
+                           double tolerance) {
+  std::vector<fs::path> files;
+  for (const auto& source : sources) {
+    if (!fs::is_directory(source)) {
+      files.emplace_back(source);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(source)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".py")
+        found.push_back(entry.path());
+    }
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  int failed = 0;
+  for (const auto& file : files) {
+    try {
+      const auto imported = kj::problem::import_kernelbench(file, out, tolerance);
+      std::cout << imported.name << "\t" << imported.dir.string() << "\n";
+    } catch (const kj::problem::ProblemError& e) {
+      std::cerr << "kj: skipped " << file.string() << ": " << e.what() << "\n";
+      ++failed;
+    }
+  }
+  std::cerr << files.size() - static_cast<std::size_t>(failed) << " of " << files.size()
+            << " files imported into " << out << "\n";
+  return failed == 0 ? 0 : kExitBadInput;
 }
 
 // The bundled problems/: beside the kj executable or one folder above it (build/kj).
@@ -611,7 +643,8 @@ int main(int argc, char** argv) {
   eval->add_option("SUBMISSION", submission, "submission file")
       ->required()
       ->check(CLI::ExistingFile);
-  eval->add_option("--mode", mode, "test, benchmark or leaderboard")->capture_default_str();
+  eval->add_option("--mode", mode, "test, benchmark, leaderboard or profile (Nsight Compute)")
+      ->capture_default_str();
   std::int64_t secret_seed = -1;
   eval->add_option("--secret-seed", secret_seed,
                    "leaderboard: the secret mixed into every case (default: random)");
@@ -647,6 +680,18 @@ int main(int argc, char** argv) {
   auto* show = problem->add_subcommand("show", "print a problem as the judge reads it");
   std::string show_dir;
   show->add_option("DIR", show_dir)->required();
+  auto* import_kb = problem->add_subcommand(
+      "import-kernelbench", "turn KernelBench files (class Model, get_inputs) into problems");
+  std::vector<std::string> import_sources;
+  std::string import_out;
+  double import_tolerance = 1e-2;
+  import_kb->add_option("SOURCES", import_sources, "KernelBench .py files or folders of them")
+      ->required()
+      ->check(CLI::ExistingPath);
+  import_kb->add_option("--out", import_out, "folder to write one problem directory per file")
+      ->required();
+  import_kb->add_option("--tolerance", import_tolerance, "atol = rtol of the output check")
+      ->capture_default_str();
 
   auto* serve = app.add_subcommand(
       "serve", "run the judge server: REST API, one worker per GPU (or one CPU worker)");
@@ -720,9 +765,9 @@ int main(int argc, char** argv) {
   submit->add_option("--leaderboard", submit_options.leaderboard,
                      "default: the code's '#!POPCORN leaderboard' line");
   submit->add_option("--gpu", submit_options.gpu, "GPU type (default: the code's or the server's)");
-  submit->add_option("--mode", submit_options.mode, "test, benchmark or leaderboard")
+  submit->add_option("--mode", submit_options.mode, "test, benchmark, leaderboard or profile")
       ->capture_default_str()
-      ->check(CLI::IsMember({"test", "benchmark", "leaderboard"}));
+      ->check(CLI::IsMember({"test", "benchmark", "leaderboard", "profile"}));
   submit->add_flag("--json", submit_options.json, "print the final submission as JSON");
   add_connection(submit);
 
@@ -770,6 +815,7 @@ int main(int argc, char** argv) {
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
     if (*check) return run_problem_check(check_dir, check_json, check_options);
     if (*show) return run_problem_show(show_dir);
+    if (*import_kb) return run_import_kernelbench(import_sources, import_out, import_tolerance);
     if (*bootstrap) return bootstrap_command.run();
     if (auto rc = datasets.run()) return *rc;
     if (*serve) {

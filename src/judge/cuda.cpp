@@ -472,10 +472,14 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
   }
 
   sandbox::Spec spec;
-  spec.argv = {std::string(kBuildMount) + "/" + kProgramName};
+  spec.argv = environment.wrapper;  // profile mode: ncu ...
+  spec.argv.push_back(std::string(kBuildMount) + "/" + kProgramName);
   spec.binds = environment.binds;
   spec.binds.push_back({build.program.parent_path().string(), kBuildMount, false, false});
   spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+  for (const auto& variable : environment.env) {
+    if (variable == "KJ_PROFILE=1") spec.env.push_back(variable);
+  }
   for (const char* name : {"LD_LIBRARY_PATH", "CUDA_MODULE_LOADING"}) {
     if (const char* value = std::getenv(name); value != nullptr) {
       spec.env.push_back(std::string(name) + "=" + value);

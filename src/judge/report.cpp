@@ -139,6 +139,32 @@ std::string benchmark_table(const std::vector<CaseResult>& benchmarks) {
   return out.str() + notes.str();
 }
 
+// Profile mode: per kernel captured, its duration, throughputs and top stall reasons.
+std::string profile_text(const nlohmann::json& profile) {
+  std::ostringstream out;
+  if (profile.contains("message"))
+    out << "profile: " << profile["message"].get<std::string>() << "\n";
+  if (profile.contains("report"))
+    out << "profile report: " << profile["report"].get<std::string>() << "\n";
+  if (!profile.contains("kernels")) return out.str();
+  for (const auto& k : profile["kernels"]) {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "  %s: duration %s, memory %.1f %% of peak, SM %.1f %% of peak",
+                  k.value("name", std::string("?")).substr(0, 60).c_str(),
+                  bench::format_ns(k.value("duration_ns", 0.0)).c_str(),
+                  k.value("memory_throughput_pct", 0.0), k.value("sm_throughput_pct", 0.0));
+    out << line << "\n";
+    for (const auto& stall : k.value("top_stalls", nlohmann::json::array())) {
+      std::snprintf(line, sizeof line, "      stall %-24s %.2f cycles/instruction",
+                    stall.value("reason", std::string()).c_str(),
+                    stall.value("cycles_per_instruction", 0.0));
+      out << line << "\n";
+    }
+  }
+  return out.str();
+}
+
 }  // namespace
 
 nlohmann::json to_json(const EvalResult& r) {
@@ -215,6 +241,7 @@ nlohmann::json to_json(const EvalResult& r) {
   if (r.error) out["error"] = error_json(*r.error);
   if (!r.compilation.is_null()) out["compilation"] = r.compilation;
   if (!r.not_run.empty()) out["not_run"] = r.not_run;
+  if (!r.profile.is_null()) out["profile"] = r.profile;
   out["screen"] = nlohmann::json::array();
   for (const auto& f : r.screen) {
     out["screen"].push_back({{"rule", f.rule},
@@ -266,6 +293,7 @@ std::string render_text(const EvalResult& r, bool verbose) {
     if (c.error) out << indent(c.error->type + ": " + c.error->message, "           ");
   }
   if (!r.benchmarks.empty()) out << benchmark_table(r.benchmarks);
+  if (r.profile.is_object()) out << profile_text(r.profile);
   if (r.score_ns) {
     out << "score (" << r.ranking_by << " of medians): " << bench::format_ns(*r.score_ns);
     if (r.speedup) {

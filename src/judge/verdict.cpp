@@ -128,12 +128,14 @@ std::string to_string(Mode mode) {
       return "leaderboard";
     case Mode::compare:
       return "compare";
+    case Mode::profile:
+      return "profile";
   }
   return "test";
 }
 
 std::optional<Mode> mode_from_string(std::string_view name) {
-  for (Mode mode : {Mode::test, Mode::benchmark, Mode::leaderboard, Mode::compare}) {
+  for (Mode mode : {Mode::test, Mode::benchmark, Mode::leaderboard, Mode::compare, Mode::profile}) {
     if (to_string(mode) == name) return mode;
   }
   return std::nullopt;
@@ -400,6 +402,7 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     }
     case Mode::benchmark:
     case Mode::leaderboard:
+    case Mode::profile:  // run as a one-case benchmark (src/judge/profile.cpp)
       break;
   }
   if (!count_check(result.benchmarks.size(), problem.benchmarks.size(), "benchmarks"))

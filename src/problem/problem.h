@@ -77,6 +77,18 @@ Problem load(const std::filesystem::path& dir);
 void materialize(const Problem& problem, std::string_view submission_source,
                  const std::filesystem::path& out_dir);
 
+// A KernelBench file (`class Model`, `get_inputs`, `get_init_inputs`) written out as a problem
+// directory out_root/<file stem>: the submission defines `class ModelNew`; weights and inputs are
+// seeded as KernelBench's eval does and outputs compared with atol = rtol = tolerance.
+// Throws ProblemError when the file is not a KernelBench problem.
+struct KernelBenchProblem {
+  std::string name;
+  std::filesystem::path dir;
+};
+KernelBenchProblem import_kernelbench(const std::filesystem::path& file,
+                                      const std::filesystem::path& out_root,
+                                      double tolerance = 1e-2);
+
 // `#!POPCORN leaderboard NAME`, `#!POPCORN gpu A B` (or `//!POPCORN` in C++ sources), read from
 // the leading comment block of a submission.
 struct Directives {

@@ -1,6 +1,6 @@
-// lang: cu problems on a host without a GPU: the nvcc build path for real (compile errors with
-// the compiler's message, the content-keyed cache, the compile time limit). Skipped, saying so,
-// where no nvcc is installed.
+// lang: cu problems and profile mode on a host without a GPU: the nvcc build path for real (compile
+// errors with the compiler's message, the content-keyed cache, the compile time limit). Skipped,
+// saying so, where no nvcc is installed.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "judge/detail/cuda.h"
+#include "judge/detail/profile.h"
 #include "judge/judge.h"
 #include "problem/problem.h"
 
@@ -126,6 +127,61 @@ TEST(CudaFlags, HopperGetsArchSpecificCodeOnAGpu) {
   EXPECT_EQ(std::count(cpu.begin(), cpu.end(), std::string("-gencode")), 1);
   const auto ampere = kj::judge::detail::nvcc_flags("80", true);
   EXPECT_EQ(std::count(ampere.begin(), ampere.end(), std::string("-gencode")), 1);
+}
+
+}  // namespace
+
+namespace {
+
+// The shape of `ncu --import R --page raw --csv`: names, units, one row per kernel.
+TEST(Profile, SummaryOfAnNcuReport) {
+  const std::string csv =
+      "==PROF== Connected to process 42\n"
+      "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\","
+      "\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\","
+      "\"sm__throughput.avg.pct_of_peak_sustained_elapsed\","
+      "\"smsp__average_warp_latency_issue_stalled_long_scoreboard_per_warp_active.pct\","
+      "\"smsp__average_warp_latency_issue_stalled_barrier_per_warp_active.pct\","
+      "\"smsp__average_warp_latency_issue_stalled_wait_per_warp_active.pct\","
+      "\"smsp__average_warp_latency_issue_stalled_math_pipe_throttle_per_warp_active.pct\"\n"
+      "\"\",\"\",\"usecond\",\"%\",\"%\",\"%\",\"%\",\"%\",\"%\"\n"
+      "\"0\",\"add4(const float4 *, const float4 *, float4 *, unsigned long)\",\"1,234.5\","
+      "\"91.2\",\"12.5\",\"310.4\",\"0\",\"22.1\",\"3.5\"\n";
+  const auto kernels = kj::judge::detail::summarize_ncu_csv(csv);
+  ASSERT_EQ(kernels.size(), 1u);
+  const auto& k = kernels[0];
+  EXPECT_EQ(k["name"], "add4(const float4 *, const float4 *, float4 *, unsigned long)");
+  EXPECT_DOUBLE_EQ(k["duration_ns"].get<double>(), 1234500.0);
+  EXPECT_DOUBLE_EQ(k["memory_throughput_pct"].get<double>(), 91.2);
+  EXPECT_DOUBLE_EQ(k["sm_throughput_pct"].get<double>(), 12.5);
+  ASSERT_EQ(k["top_stalls"].size(), 3u);  // the largest three, a zero never among them
+  EXPECT_EQ(k["top_stalls"][0]["reason"], "long_scoreboard");
+  EXPECT_EQ(k["top_stalls"][1]["reason"], "wait");
+  EXPECT_EQ(k["top_stalls"][2]["reason"], "math_pipe_throttle");
+  EXPECT_TRUE(kj::judge::detail::summarize_ncu_csv("==ERROR== no kernels were profiled\n").empty());
+}
+
+TEST(Profile, SaysPlainlyWhenItCannotProfile) {
+  const auto problem = kj::problem::load(fs::path(KJ_SOURCE_DIR) / "problems" / "vectoradd_cu");
+  kj::judge::Environment environment;
+  environment.harness_dir = fs::path(KJ_SOURCE_DIR) / "harness";
+  kj::judge::EvalRequest request;
+  request.problem = &problem;
+  request.submission_source = "// nothing\n";
+  request.mode = kj::judge::Mode::profile;
+  const auto on_cpu = kj::judge::evaluate(request, environment);
+  EXPECT_EQ(on_cpu.mode, kj::judge::Mode::profile);
+  EXPECT_FALSE(on_cpu.profile.value("available", true));
+  EXPECT_NE(on_cpu.reason.find("needs a GPU"), std::string::npos) << on_cpu.reason;
+  // A GPU machine without Nsight Compute: named, not a silent ordinary run.
+  environment.device = "cuda:0";
+  ASSERT_EQ(setenv("KJ_NCU", "/nonexistent/ncu", 1), 0);
+  const auto no_ncu = kj::judge::evaluate(request, environment);
+  unsetenv("KJ_NCU");
+  EXPECT_FALSE(no_ncu.profile.value("available", true));
+  EXPECT_NE(no_ncu.reason.find("Nsight Compute (ncu) is not installed"), std::string::npos)
+      << no_ncu.reason;
+  EXPECT_FALSE(no_ncu.outcome.started);
 }
 
 }  // namespace
