@@ -482,7 +482,8 @@ std::map<std::string, json> read_journal(const fs::path& path) {
   for (std::string line; std::getline(lines, line);) {
     auto row = json::parse(line, nullptr, false);
     if (row.is_object() && row.contains("row_id") && row["row_id"].is_string()) {
-      rows[row["row_id"].get<std::string>()] = std::move(row);
+      const std::string id = row["row_id"].get<std::string>();
+      rows[id] = std::move(row);
     }
   }
   return rows;
