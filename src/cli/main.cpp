@@ -523,102 +523,6 @@ struct BootstrapCommand {
   }
 };
 
-// `kj stats ...` and `kj rejudge`: analysis of the store's submissions (docs/datasets.md).
-struct DatasetCommands {
-  std::string db = "sqlite:kj.db";
-  CLI::App* top = nullptr;
-  CLI::App* progression = nullptr;
-  CLI::App* summary = nullptr;
-  CLI::App* rejudge = nullptr;
-  std::string leaderboard, gpu, user, plot, python, harness;
-  int n = 10;
-  bool json = false;
-
-  explicit DatasetCommands(CLI::App& app) {
-    auto* stats = app.add_subcommand("stats", "analysis of the store's submissions");
-    stats->require_subcommand(1);
-    top = stats->add_subcommand("top", "best score per user on a leaderboard");
-    top->add_option("--leaderboard", leaderboard)->required();
-    top->add_option("--gpu", gpu, "only this GPU type");
-    top->add_option("-n", n, "rows")->capture_default_str();
-    progression = stats->add_subcommand("progression", "one user's scores over time");
-    progression->add_option("--user", user)->required();
-    progression->add_option("--leaderboard", leaderboard)->required();
-    progression->add_option("--plot", plot, "also write the progression as an SVG file");
-    summary = stats->add_subcommand("summary", "submissions, users and best score per leaderboard");
-    for (auto* command : {top, progression, summary}) {
-      command->add_option("--db", db, "store URL")->capture_default_str();
-      command->add_flag("--json", json);
-    }
-    rejudge = app.add_subcommand(
-        "rejudge", "judge the best submission of the top N users again on this machine's device");
-    rejudge->add_option("--db", db, "store URL")->capture_default_str();
-    rejudge->add_option("--leaderboard", leaderboard)->required();
-    rejudge->add_option("--top", n, "users")->capture_default_str()->check(CLI::PositiveNumber);
-    rejudge->add_option("--python", python, "harness interpreter (default $KJ_PYTHON)");
-    rejudge->add_option("--harness", harness, "folder holding kj_harness");
-    rejudge->add_flag("--json", json);
-    app.add_subcommand("export", "write kernelbot-data or boostrap parquet (kj export --help)")
-        ->allow_extras();
-    app.add_subcommand("import", "load kernelbot-data parquet (kj import --help)")->allow_extras();
-  }
-
-  std::optional<int> run() {
-    if (*top) return print(kj::data::top_contestants(*open(), leaderboard, gpu, n));
-    if (*progression) {
-      const auto points = kj::data::author_progression(*open(), user, leaderboard);
-      if (!plot.empty()) {
-        std::ofstream out(plot);
-        out << kj::data::progression_svg(points, user + " on " + leaderboard);
-        if (!out.flush()) throw std::runtime_error("cannot write " + plot);
-      }
-      return print(points);
-    }
-    if (*summary) return print(kj::data::summary(*open()));
-    if (*rejudge) return run_rejudge();
-    return std::nullopt;
-  }
-
- private:
-  std::unique_ptr<kj::store::Store> open() const { return kj::store::open_store(db); }
-
-  template <typename Rows>
-  int print(const Rows& rows) const {
-    std::cout << (json ? kj::data::to_json(rows).dump(2) + "\n" : kj::data::render_text(rows));
-    return 0;
-  }
-
-  int run_rejudge() {
-    auto store = open();
-    const auto gpus = kj::worker::detect_gpus();
-    kj::worker::WorkerOptions options;
-    options.worker_id = "rejudge:" + std::to_string(getpid());
-    options.device = gpus.empty() ? "cpu" : gpus.front().device;
-    options.gpu_types = {gpus.empty() ? "cpu" : gpus.front().gpu_type};
-    if (!python.empty()) options.python = python;
-    if (!harness.empty()) options.harness_dir = harness;
-    const auto queued = kj::data::queue_rejudge(*store, leaderboard, n, options.gpu_types.front());
-    std::cerr << "rejudging " << queued.size() << " submissions on " << options.device << "\n";
-    kj::worker::Worker worker(db, options, nullptr);
-    while (worker.run_one()) {
-    }
-    nlohmann::json out = nlohmann::json::array();
-    for (auto id : queued) {
-      const auto s = store->get_submission(id);
-      out.push_back({{"submission_id", id},
-                     {"user", s->user_name},
-                     {"verdict", s->verdict},
-                     {"score", s->score ? nlohmann::json(*s->score) : nlohmann::json()}});
-      if (!json) {
-        std::cout << "#" << id << "  " << s->user_name << "  " << s->verdict << "  "
-                  << (s->score ? kj::data::format_seconds(*s->score) : "-") << "\n";
-      }
-    }
-    if (json) std::cout << out.dump(2) << "\n";
-    return 0;
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -792,7 +696,6 @@ int main(int argc, char** argv) {
   BootstrapCommand bootstrap_command;
   bootstrap_command.add_to(bootstrap);
 
-  DatasetCommands datasets(app);
   CLI11_PARSE(app, argc, argv);
   if (*submit) {
     return kj::client::submit(kj::client::resolve_connection(server_url, token), submit_options);
