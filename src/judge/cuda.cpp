@@ -88,6 +88,22 @@ void set_owner(const fs::path& dir, uid_t uid) {
   }
 }
 
+// Readable, and runnable where it was, by everyone (the sandbox's user runs the program);
+// writable by the owner only.
+void make_world_readable(const fs::path& dir) {
+  constexpr auto read_exec = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec;
+  constexpr auto read_only = fs::perms::owner_read | fs::perms::owner_write |
+                             fs::perms::group_read | fs::perms::others_read;
+  fs::permissions(dir, read_exec);
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_symlink()) continue;
+    const bool runnable = entry.is_directory() ||
+                          (entry.status().permissions() & fs::perms::owner_exec) != fs::perms::none;
+    fs::permissions(entry.path(), runnable ? read_exec : read_only);
+  }
+}
+
 bool executable(const fs::path& path) { return access(path.c_str(), X_OK) == 0; }
 
 // A host directory removed with everything in it when the owner goes away.
@@ -306,6 +322,10 @@ CudaBuild build_cuda_program(const fs::path& task_dir, const Environment& enviro
   const fs::path root = cuda_cache_dir();
   const fs::path entry = root / build.key;
   if (executable(entry / kProgramName)) {
+    try {
+      make_world_readable(entry);  // an entry cached before its permissions were set
+    } catch (const fs::filesystem_error&) {
+    }
     build.ok = true;
     build.cached = true;
     build.program = entry / kProgramName;
@@ -369,6 +389,7 @@ CudaBuild build_cuda_program(const fs::path& task_dir, const Environment& enviro
   }
   // The cache belongs to the judge again: later sandboxed runs must not be able to change it.
   if (geteuid() == 0) set_owner(out->path(), 0);
+  make_world_readable(out->path());  // mkdtemp made it 0700: the run's user could not enter
   // Published whole or not at all: a concurrent build of the same key may have won.
   fs::rename(out->path(), entry, ec);
   if (!ec) {

@@ -1,8 +1,5 @@
 #include "judge/judge.h"
 
-#include "judge/detail/cuda.h"
-#include "judge/detail/profile.h"
-
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -15,6 +12,9 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+
+#include "judge/detail/cuda.h"
+#include "judge/detail/profile.h"
 
 namespace kj::judge {
 namespace fs = std::filesystem;

@@ -277,8 +277,18 @@ EvalResult evaluate_profile(const EvalRequest& request, const Environment& envir
   wrapped.wrapper = ncu_wrapper(*ncu, std::string(kOutMount) + "/profile");
   wrapped.binds.push_back({out.string(), kOutMount, true, false});
   std::error_code ec;
-  // ncu's own install tree, where it lies outside the system folders.
-  wrapped.binds.push_back({fs::canonical(*ncu, ec).parent_path().string(), "", false, true});
+  // ncu's own install tree, where it lies outside the system folders. The toolkit's `ncu` is a
+  // launcher that looks for nsight-compute-<version>/ beside its bin/ folder, or /opt/nvidia.
+  const fs::path ncu_bin = fs::canonical(*ncu, ec).parent_path();
+  wrapped.binds.push_back({ncu_bin.string(), "", false, true});
+  for (const fs::path& root : {ncu_bin.parent_path(), fs::path("/opt/nvidia")}) {
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+      if (entry.is_directory(ec) &&
+          entry.path().filename().string().starts_with("nsight-compute")) {
+        wrapped.binds.push_back({entry.path().string(), "", false, true});
+      }
+    }
+  }
   wrapped.env.emplace_back("KJ_PROFILE=1");
   EvalResult result = evaluate(run, wrapped);
   result.mode = Mode::profile;
