@@ -25,6 +25,7 @@ Corpus files may add directives on the comment lines after line 1:
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -164,6 +165,12 @@ def check_honest(kj, problems_root, honest, extra):
     for name in sorted(os.listdir(problems_root)):
         problem = os.path.join(problems_root, name)
         if not os.path.isfile(os.path.join(problem, "task.yml")):
+            continue
+        on_gpu = any(arg.startswith("cuda") or arg.startswith("--device=cuda") for arg in extra)
+        if not on_gpu and re.search(r'(?m)^lang:\s*["\']?cu\b', open(os.path.join(problem, "task.yml")).read()):
+            # A lang: cu solution is compiled and then not run on a CPU host (kj problem check
+            # covers that path); here an honest solution must be accepted, which needs a GPU.
+            print(f"     {name}: lang: cu, runs only on a GPU (--gpu): skipped")
             continue
         for folder in (os.path.join(problem, "solutions", "correct"), os.path.join(honest, name)):
             if not os.path.isdir(folder):
