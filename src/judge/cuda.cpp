@@ -15,6 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "judge/detail/temp_dir.h"
+
 namespace kj::judge::detail {
 namespace fs = std::filesystem;
 
@@ -105,30 +107,6 @@ void make_world_readable(const fs::path& dir) {
 }
 
 bool executable(const fs::path& path) { return access(path.c_str(), X_OK) == 0; }
-
-// A host directory removed with everything in it when the owner goes away.
-class ScratchDir {
- public:
-  explicit ScratchDir(const fs::path& parent) {
-    fs::create_directories(parent);
-    std::string pattern = (parent / "build-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("cannot create a directory in " + parent.string());
-    }
-    path_ = pattern;
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  void release() { path_.clear(); }
-
- private:
-  fs::path path_;
-};
 
 std::string cap(std::string text, std::size_t limit) {
   if (text.size() <= limit) return text;
@@ -332,9 +310,9 @@ CudaBuild build_cuda_program(const fs::path& task_dir, const Environment& enviro
     return build;
   }
 
-  std::optional<ScratchDir> out;
+  std::optional<TempDir> out;
   try {
-    out.emplace(root);
+    out.emplace("build-", root);
   } catch (const std::exception& e) {
     build.infrastructure = true;
     build.failure = std::string("build cache: ") + e.what();
@@ -425,31 +403,18 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
     result.reason = "kj compare does not support lang: cu problems yet";
     return result;
   }
-  struct TaskDir {
-    fs::path path;
-    TaskDir() {
-      std::string pattern = (fs::temp_directory_path() / "kj-cuda-XXXXXX").string();
-      if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create " + pattern);
-      path = pattern;
-    }
-    TaskDir(const TaskDir&) = delete;
-    TaskDir& operator=(const TaskDir&) = delete;
-    ~TaskDir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  std::optional<TaskDir> task;
+
+  std::optional<TempDir> task;
   try {
-    task.emplace();
-    problem::materialize(problem, request.submission_source, task->path / "task");
+    task.emplace("kj-cuda-");
+    problem::materialize(problem, request.submission_source, task->path() / "task");
   } catch (const std::exception& e) {
     EvalResult result = early_result(request, environment);
     result.verdict = Verdict::internal_error;
     result.reason = std::string("cannot prepare the task files: ") + e.what();
     return result;
   }
-  const fs::path task_dir = task->path / "task";
+  const fs::path task_dir = task->path() / "task";
   if (problem.submission_file().name != "submission.cu") {
     EvalResult result = early_result(request, environment);
     result.verdict = Verdict::internal_error;

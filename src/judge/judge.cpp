@@ -15,6 +15,7 @@
 
 #include "judge/detail/cuda.h"
 #include "judge/detail/profile.h"
+#include "judge/detail/temp_dir.h"
 
 namespace kj::judge {
 namespace fs = std::filesystem;
@@ -29,29 +30,7 @@ constexpr int kRankedRechecks = 64;
 // How long the driver may take to release a killed run's GPU memory and contexts.
 constexpr std::chrono::seconds kGpuHealthGrace{5};
 
-// A host directory removed with everything in it when the owner goes away.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/kj-eval-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("cannot create a temporary directory in " + pattern);
-    }
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using detail::TempDir;
 
 struct PipeCloser {
   void operator()(FILE* f) const {
