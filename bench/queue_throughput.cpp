@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
   print("finish-to-next-claim", summarize(finish_to_next));
   std::printf("  dispatch overhead per job (worker time in the store): %.3f ms\n",
               wall_s * workers * 1000.0 / std::max(1, done.load()));
+  std::printf("  fleet wall time per job (1 / jobs per second): %.3f ms\n",
+              wall_s * 1000.0 / std::max(1, done.load()));
 
   // Wake-ups: workers idle in wait_for_jobs; one job at a time is queued, every 20 ms.
   if (wakeups > 0) {

@@ -69,23 +69,114 @@ constexpr const char* kRunColumns =
 constexpr const char* kHeldJob =
     "WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3";
 
-Submission read_submission(const PgResult& r, int i) {
+// The queue's hot statements, prepared once per connection. Parameters of each in its comment.
+
+// $1 GPU types (text[]), $2 worker, $3 lease expiry, $4 now. One statement, one round trip: the
+// oldest queued job that no other transaction holds and that this worker may take is leased,
+// its submission marked running and the worker busy; returns the job (kJobFields), then from
+// kClaimedSubmissionColumn on the submission (kSubmissionColumns' order), its code, problem
+// directory, task snapshot and secret seed. Who may take a job is the `next` CTE's WHERE.
+constexpr PgStatement kClaimNextJob{"kj_claim_next_job", R"sql(
+WITH next AS (
+  SELECT id FROM jobs
+  WHERE state = 'queued'
+    AND gpu_type = ANY($1::text[])
+    AND NOT EXISTS (SELECT 1 FROM workers WHERE name = $2 AND drain = 1)
+  ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED),
+claimed AS (
+  UPDATE jobs j SET state = 'running', attempts = j.attempts + 1, lease_owner = $2,
+                    lease_expires_at = $3, updated_at = $4
+  FROM next WHERE j.id = next.id
+  RETURNING j.id, j.submission_id, j.gpu_type, j.state, j.attempts, j.lease_owner,
+            j.lease_expires_at, j.error, j.created_at, j.updated_at),
+running AS (
+  UPDATE submissions s SET status = 'running' FROM claimed WHERE s.id = claimed.submission_id),
+busy AS (
+  UPDATE workers w SET state = 'busy', current_job_id = claimed.id, heartbeat_at = $4
+  FROM claimed WHERE w.name = $2)
+SELECT claimed.*, s.id, s.user_id, u.name, s.leaderboard_id, l.name, s.file_name, s.code_id,
+       c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked,
+       c.code, l.problem_dir, l.task_yaml, l.secret_seed
+FROM claimed JOIN submissions s ON s.id = claimed.submission_id
+JOIN users u ON u.id = s.user_id JOIN leaderboards l ON l.id = s.leaderboard_id
+JOIN code_files c ON c.id = s.code_id)sql"};
+constexpr int kClaimedSubmissionColumn = 10;
+
+// $1 job, $2 worker, $3 attempt, $4 lease expiry, $5 now.
+constexpr PgStatement kHeartbeat{
+    "kj_heartbeat",
+    "UPDATE jobs SET lease_expires_at = $4, updated_at = $5 WHERE id = $1 AND state = 'running' "
+    "AND lease_owner = $2 AND attempts = $3"};
+
+// $1 job, $2 worker, $3 attempt, $4 now, $5 verdict, $6 score, $7-$16 the runs, one array per
+// column (run_columns). The fencing check is `held`: the job row is locked and re-checked when
+// another transaction (a sweeper) changed it first, and every other part acts only on the row
+// `held` returns, so a worker that lost its lease records nothing. Returns a row when recorded.
+constexpr PgStatement kComplete{"kj_complete", R"sql(
+WITH held AS (
+  UPDATE jobs SET state = 'done', lease_expires_at = NULL, error = '', updated_at = $4
+  WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3
+  RETURNING id, submission_id),
+recorded AS (
+  INSERT INTO runs (submission_id, job_id, mode, runner, compilation_json, result_json,
+                    system_json, secret, score, passed, start_time, end_time)
+  SELECT held.submission_id, held.id, r.mode, r.runner, r.compilation_json, r.result_json,
+         r.system_json, r.secret, r.score, r.passed, r.start_time, r.end_time
+  FROM held, unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                    $12::integer[], $13::float8[], $14::integer[], $15::bigint[], $16::bigint[])
+       WITH ORDINALITY AS r(mode, runner, compilation_json, result_json, system_json, secret,
+                            score, passed, start_time, end_time, n)
+  ORDER BY r.n),
+finished AS (
+  UPDATE submissions s SET status = 'done', verdict = $5, score = $6
+  FROM held WHERE s.id = held.submission_id),
+idle AS (
+  UPDATE workers w SET state = CASE WHEN w.drain = 1 THEN 'drained' ELSE 'idle' END,
+                       current_job_id = NULL, heartbeat_at = $4
+  FROM held WHERE w.current_job_id = held.id)
+SELECT submission_id FROM held)sql"};
+
+// $1 job, $2 worker, $3 attempt: a row when that lease's completion was recorded.
+constexpr PgStatement kCompletedUnderLease{
+    "kj_completed_under_lease",
+    "SELECT 1 FROM jobs WHERE id = $1 AND state = 'done' AND lease_owner = $2 AND attempts = $3"};
+
+// kComplete's $7-$16: the runs' columns as arrays, in run order.
+std::vector<std::vector<PgParam>> run_columns(const std::vector<NewRun>& runs) {
+  std::vector<std::vector<PgParam>> columns(10);
+  for (const auto& run : runs) {
+    columns[0].push_back(pg(run.mode));
+    columns[1].push_back(pg(run.runner));
+    columns[2].push_back(pg(run.compilation_json));
+    columns[3].push_back(pg(run.result_json));
+    columns[4].push_back(pg(run.system_json));
+    columns[5].push_back(pg(run.secret));
+    columns[6].push_back(pg(run.score));
+    columns[7].push_back(pg(run.passed));
+    columns[8].push_back(pg_time(run.start_time));
+    columns[9].push_back(pg_time(run.end_time));
+  }
+  return columns;
+}
+
+// Row i; the columns of kSubmissionColumns start at column `first`.
+Submission read_submission(const PgResult& r, int i, int first = 0) {
   Submission submission;
-  submission.id = r.int64(i, 0);
-  submission.user_id = r.int64(i, 1);
-  submission.user_name = r.text(i, 2);
-  submission.leaderboard_id = r.int64(i, 3);
-  submission.leaderboard_name = r.text(i, 4);
-  submission.file_name = r.text(i, 5);
-  submission.code_id = r.int64(i, 6);
-  submission.code_sha256 = r.text(i, 7);
-  submission.gpu_type = r.text(i, 8);
-  submission.mode = r.text(i, 9);
-  submission.created_at = time_from_micros(r.int64(i, 10));
-  submission.status = submission_status_from_text(r.text(i, 11));
-  submission.verdict = r.is_null(i, 12) ? "" : r.text(i, 12);
-  submission.score = r.optional_real(i, 13);
-  submission.hacked = r.int64(i, 14) != 0;
+  submission.id = r.int64(i, first + 0);
+  submission.user_id = r.int64(i, first + 1);
+  submission.user_name = r.text(i, first + 2);
+  submission.leaderboard_id = r.int64(i, first + 3);
+  submission.leaderboard_name = r.text(i, first + 4);
+  submission.file_name = r.text(i, first + 5);
+  submission.code_id = r.int64(i, first + 6);
+  submission.code_sha256 = r.text(i, first + 7);
+  submission.gpu_type = r.text(i, first + 8);
+  submission.mode = r.text(i, first + 9);
+  submission.created_at = time_from_micros(r.int64(i, first + 10));
+  submission.status = submission_status_from_text(r.text(i, first + 11));
+  submission.verdict = r.is_null(i, first + 12) ? "" : r.text(i, first + 12);
+  submission.score = r.optional_real(i, first + 13);
+  submission.hacked = r.int64(i, first + 14) != 0;
   return submission;
 }
 
@@ -482,40 +573,21 @@ class PostgresStore final : public Store {
     return guarded("claim_next_job", [&]() -> std::optional<ClaimedJob> {
       if (worker_id.empty()) throw StoreError("claim_next_job", "empty worker id");
       Time now = options_.now();
-      // One statement (atomic on its own, one round trip): the oldest queued job no other
-      // transaction holds (none for a worker asked to drain) is leased, its submission marked
-      // running and the worker busy.
-      auto claimed_row = db().exec(
-          "WITH next AS (SELECT id FROM jobs WHERE state = 'queued' AND gpu_type = "
-          "ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM workers WHERE name = $2 AND drain = 1) "
-          "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED), "
-          "claimed AS (UPDATE jobs j SET state = 'running', attempts = j.attempts + 1, "
-          "lease_owner = $2, lease_expires_at = $3, updated_at = $4 FROM next WHERE j.id = "
-          "next.id RETURNING j.id, j.submission_id, j.gpu_type, j.state, j.attempts, "
-          "j.lease_owner, j.lease_expires_at, j.error, j.created_at, j.updated_at), "
-          "running AS (UPDATE submissions s SET status = 'running' FROM claimed WHERE s.id = "
-          "claimed.submission_id), "
-          "busy AS (UPDATE workers w SET state = 'busy', current_job_id = claimed.id, "
-          "heartbeat_at = $4 FROM claimed WHERE w.name = $2) "
-          "SELECT * FROM claimed",
+      auto row = db().exec_prepared(
+          kClaimNextJob,
           {pg_text_array(std::vector<std::string>(gpu_types.begin(), gpu_types.end())),
            pg(worker_id), pg_time(now + lease_duration), pg_time(now)});
-      if (claimed_row.empty()) return std::nullopt;
+      if (row.empty()) return std::nullopt;
       ClaimedJob claimed;
-      claimed.job = read_job(claimed_row, 0);
+      claimed.job = read_job(row, 0);
       claimed.lease = JobLease{claimed.job.id, std::string(worker_id), claimed.job.attempts};
-      auto row = db().exec(
-          "SELECT s.id, s.user_id, u.name, s.leaderboard_id, l.name, s.file_name, s.code_id, "
-          "c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked, "
-          "c.code, l.problem_dir, l.task_yaml, l.secret_seed FROM submissions s JOIN users u ON "
-          "u.id = s.user_id JOIN leaderboards l ON l.id = s.leaderboard_id JOIN code_files c ON "
-          "c.id = s.code_id WHERE s.id = $1",
-          {pg(claimed.job.submission_id)});
-      claimed.submission = read_submission(row, 0);
-      claimed.code = row.bytes(0, 15);
-      claimed.problem_dir = row.text(0, 16);
-      claimed.task_yaml = row.text(0, 17);
-      claimed.secret_seed = row.int64(0, 18);
+      claimed.submission = read_submission(row, 0, kClaimedSubmissionColumn);
+      // The statement's own update is not visible to its final SELECT.
+      claimed.submission.status = SubmissionStatus::running;
+      claimed.code = row.bytes(0, kClaimedSubmissionColumn + 15);
+      claimed.problem_dir = row.text(0, kClaimedSubmissionColumn + 16);
+      claimed.task_yaml = row.text(0, kClaimedSubmissionColumn + 17);
+      claimed.secret_seed = row.int64(0, kClaimedSubmissionColumn + 18);
       return claimed;
     });
   }
@@ -523,41 +595,26 @@ class PostgresStore final : public Store {
   bool heartbeat(const JobLease& lease, std::chrono::seconds lease_duration) override {
     return guarded("heartbeat", [&] {
       Time now = options_.now();
-      return db().exec(std::string("UPDATE jobs SET lease_expires_at = $4, updated_at = $5 ") +
-                           kHeldJob,
-                       {pg(lease.job_id), pg(lease.worker_id), pg(lease.attempt),
-                        pg_time(now + lease_duration), pg_time(now)})
+      return db().exec_prepared(kHeartbeat,
+                                {pg(lease.job_id), pg(lease.worker_id), pg(lease.attempt),
+                                 pg_time(now + lease_duration), pg_time(now)})
                  .affected() == 1;
     });
   }
 
   bool complete(const JobLease& lease, const JobOutcome& outcome) override {
+    std::vector<PgParam> params = {pg(lease.job_id),        pg(lease.worker_id), pg(lease.attempt),
+                                   pg_time(options_.now()), pg(outcome.verdict), pg(outcome.score)};
+    for (auto& column : run_columns(outcome.runs)) params.push_back(pg_array(column));
+    int tries = 0;
     return guarded("complete", [&] {
-      PgTransaction transaction(db());
-      Time now = options_.now();
-      // The fencing check: the row is locked and re-checked, so a sweeper that requeued the job
-      // first makes this update match nothing.
-      auto held =
-          db().exec(std::string("UPDATE jobs SET state = 'done', lease_expires_at = "
-                                "NULL, error = '', updated_at = $4 ") +
-                        kHeldJob + " RETURNING submission_id",
-                    {pg(lease.job_id), pg(lease.worker_id), pg(lease.attempt), pg_time(now)});
-      if (held.empty()) return false;
-      Id submission_id = held.int64(0, 0);
-      for (const auto& run : outcome.runs) {
-        db().exec(
-            "INSERT INTO runs (submission_id, job_id, mode, runner, secret, score, passed, "
-            "compilation_json, result_json, system_json, start_time, end_time) VALUES ($1, $2, "
-            "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-            {pg(submission_id), pg(lease.job_id), pg(run.mode), pg(run.runner), pg(run.secret),
-             pg(run.score), pg(run.passed), pg(run.compilation_json), pg(run.result_json),
-             pg(run.system_json), pg_time(run.start_time), pg_time(run.end_time)});
-      }
-      db().exec("UPDATE submissions SET status = 'done', verdict = $2, score = $3 WHERE id = $1",
-                {pg(submission_id), pg(outcome.verdict), pg(outcome.score)});
-      worker_finished(lease.job_id, "idle", now);
-      transaction.commit();
-      return true;
+      const bool retried = tries++ > 0;
+      // One statement, so one transaction: recorded whole or not at all.
+      if (!db().exec_prepared(kComplete, params).empty()) return true;
+      // A retry after the connection dropped mid-statement: the first try may have committed,
+      // and then the job is done under this very lease (no other completion can match it).
+      return retried &&
+             !db().exec_prepared(kCompletedUnderLease, {params[0], params[1], params[2]}).empty();
     });
   }
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -869,10 +870,178 @@ TEST_P(StoreTest, RestartedWorkerGetsNoStaleLeaseAndItsJobsAreRequeued) {
   auto again = store_->claim_next_job("host-a:cuda:0", kH200, 60s);
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->lease.attempt, 2);
-  // The late result of the first attempt is fenced off by its attempt number.
+  // The late result of the first attempt is fenced off by its attempt number: nothing of it is
+  // recorded, and the worker, busy with the second attempt of the same job, stays busy.
   EXPECT_FALSE(store_->complete(before_crash->lease, accepted_outcome(1, now())));
+  EXPECT_TRUE(store_->submission_runs(submission.id).empty());
+  EXPECT_EQ(store_->get_submission(submission.id)->status, SubmissionStatus::running);
+  EXPECT_EQ(store_->get_job(again->job.id)->state, JobState::running);
+  EXPECT_EQ(store_->list_workers()[0].state, "busy");
+  EXPECT_EQ(store_->list_workers()[0].current_job, again->job.id);
   EXPECT_TRUE(store_->complete(again->lease, accepted_outcome(2, now())));
   EXPECT_EQ(store_->submission_runs(submission.id).size(), 1u);
+  EXPECT_EQ(store_->list_workers()[0].state, "idle");
+}
+
+TEST_P(StoreTest, LateCompletionOfARequeuedJobRecordsNothing) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  store_->register_worker(registration("host-a:cuda:0", "host-a"));
+  auto claimed = store_->claim_next_job("host-a:cuda:0", kH200, 30s);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(store_->requeue_expired(now() + 31s), 1);  // presumed dead
+  const auto worker_before = store_->list_workers()[0];
+  EXPECT_FALSE(store_->complete(claimed->lease, accepted_outcome(1, now())));
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM runs"), 0);
+  auto after = store_->get_submission(submission.id);
+  EXPECT_EQ(after->status, SubmissionStatus::queued);
+  EXPECT_EQ(after->verdict, "");
+  EXPECT_FALSE(after->score.has_value());
+  auto job = store_->get_job(claimed->job.id);
+  EXPECT_EQ(job->state, JobState::queued);
+  EXPECT_EQ(job->error, "lease expired");
+  const auto worker_after = store_->list_workers()[0];
+  EXPECT_EQ(worker_after.state, worker_before.state);
+  EXPECT_EQ(worker_after.heartbeat_at, worker_before.heartbeat_at);
+}
+
+// The sweeper's transaction requeues the job while the completion waits for the job's row: once
+// the sweeper commits, the completion must see the job is no longer held and record nothing.
+TEST_P(StoreTest, CompletionWaitingOnTheSweeperRecordsNothing) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto claimed = store_->claim_next_job("worker-1", kH200, 30s);
+  ASSERT_TRUE(claimed.has_value());
+  const std::string requeue =
+      "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
+      "'lease expired' WHERE id = " +
+      std::to_string(claimed->job.id);
+  std::optional<kj::store::detail::PgConnection> pg_sweeper;
+  sqlite3* sqlite_sweeper = nullptr;
+  if (postgres()) {
+    pg_sweeper.emplace(url_);
+    pg_sweeper->exec("BEGIN");
+    pg_sweeper->exec(requeue);
+  } else {
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &sqlite_sweeper), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(sqlite_sweeper, ("BEGIN IMMEDIATE; " + requeue).c_str(), nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+  }
+  auto completion = std::async(std::launch::async, [&] {
+    return store_->complete(claimed->lease, accepted_outcome(1, now()));
+  });
+  EXPECT_EQ(completion.wait_for(500ms), std::future_status::timeout)
+      << "the completion did not wait for the sweeper's transaction";
+  if (postgres()) {
+    pg_sweeper->exec("COMMIT");
+  } else {
+    EXPECT_EQ(sqlite3_exec(sqlite_sweeper, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(sqlite_sweeper);
+  }
+  EXPECT_FALSE(completion.get());
+  EXPECT_TRUE(store_->submission_runs(submission.id).empty());
+  EXPECT_EQ(store_->get_job(claimed->job.id)->state, JobState::queued);
+  EXPECT_NE(store_->get_submission(submission.id)->status, SubmissionStatus::done);
+}
+
+TEST_P(StoreTest, CompletionKeepsEveryRunFieldInOrder) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  auto submission = submit(alice, board, "code");
+  auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(claimed.has_value());
+  JobOutcome outcome;
+  outcome.verdict = "wrong_answer";  // no score
+  NewRun quoted;
+  quoted.mode = "test";
+  quoted.runner = R"(a "quoted", {braced} runner \ with a backslash)";
+  quoted.passed = false;
+  quoted.result_json = R"({"message":"NULL, \"x\" \\ {} ,","n":null})";
+  quoted.start_time = now();
+  quoted.end_time = now() + 1s;
+  NewRun secret;
+  secret.mode = "leaderboard";
+  secret.runner = "NULL";  // the text, not a missing value
+  secret.score = 1.5e-7;
+  secret.passed = true;
+  secret.secret = true;
+  secret.compilation_json = R"({"log":"é ü 漢"})";
+  secret.system_json = R"({"gpu":"NVIDIA H200"})";
+  secret.start_time = now() + 2s;
+  secret.end_time = now() + 3s;
+  NewRun third = secret;
+  third.mode = "benchmark";
+  third.runner = "";
+  third.score = 0.0;
+  third.secret = false;
+  outcome.runs = {quoted, secret, third};
+  ASSERT_TRUE(store_->complete(claimed->lease, outcome));
+  const auto runs = store_->submission_runs(submission.id);
+  ASSERT_EQ(runs.size(), 3u);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const NewRun& sent = outcome.runs[i];
+    SCOPED_TRACE("run " + std::to_string(i));
+    EXPECT_EQ(runs[i].job_id, claimed->job.id);
+    EXPECT_EQ(runs[i].mode, sent.mode);
+    EXPECT_EQ(runs[i].runner, sent.runner);
+    EXPECT_EQ(runs[i].score, sent.score);
+    EXPECT_EQ(runs[i].passed, sent.passed);
+    EXPECT_EQ(runs[i].secret, sent.secret);
+    EXPECT_EQ(runs[i].compilation_json, sent.compilation_json);
+    EXPECT_EQ(runs[i].result_json, sent.result_json);
+    EXPECT_EQ(runs[i].system_json, sent.system_json);
+    EXPECT_EQ(runs[i].start_time, sent.start_time);
+    EXPECT_EQ(runs[i].end_time, sent.end_time);
+  }
+  auto done = store_->get_submission(submission.id);
+  EXPECT_EQ(done->verdict, "wrong_answer");
+  EXPECT_FALSE(done->score.has_value());
+
+  // A completion without runs records the verdict alone.
+  auto other = submit(alice, board, "other");
+  auto next = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(next.has_value());
+  JobOutcome no_runs;
+  no_runs.verdict = "compile_error";
+  ASSERT_TRUE(store_->complete(next->lease, no_runs));
+  EXPECT_TRUE(store_->submission_runs(other.id).empty());
+  EXPECT_EQ(store_->get_submission(other.id)->verdict, "compile_error");
+}
+
+// The server drops the store's connection (as a PostgreSQL restart does): the next call
+// reconnects and prepares its statements again on the new connection.
+TEST_P(StoreTest, QueueStatementsWorkAgainAfterTheConnectionWasDropped) {
+  if (!postgres()) GTEST_SKIP() << "PostgreSQL connections only";
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  auto first = submit(alice, board, "first");
+  auto second = submit(alice, board, "second");
+  auto drop_connections = [&] {
+    admin().exec("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
+                 database_ + "'");
+  };
+  auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(claimed.has_value());
+  ASSERT_TRUE(store_->heartbeat(claimed->lease, 60s));
+  drop_connections();
+  EXPECT_TRUE(store_->heartbeat(claimed->lease, 60s));
+  drop_connections();
+  EXPECT_TRUE(store_->complete(claimed->lease, accepted_outcome(1, now())));
+  drop_connections();
+  auto next = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->job.submission_id, second.id);
+  EXPECT_EQ(next->code, "second");
+  drop_connections();
+  EXPECT_TRUE(store_->complete(next->lease, accepted_outcome(2, now())));
+  EXPECT_FALSE(store_->complete(next->lease, accepted_outcome(3, now())));
+  EXPECT_EQ(store_->submission_runs(first.id).size(), 1u);
+  EXPECT_EQ(store_->submission_runs(second.id).size(), 1u);
 }
 
 TEST_P(StoreTest, WaitForJobsWakesWhenAnotherConnectionQueuesOne) {

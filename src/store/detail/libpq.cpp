@@ -63,6 +63,8 @@ const Libpq& libpq() {
     resolve(lib, "PQerrorMessage", loaded.error_message);
     resolve(lib, "PQexec", loaded.exec);
     resolve(lib, "PQexecParams", loaded.exec_params);
+    resolve(lib, "PQprepare", loaded.prepare);
+    resolve(lib, "PQexecPrepared", loaded.exec_prepared);
     resolve(lib, "PQresultStatus", loaded.result_status);
     resolve(lib, "PQresultErrorMessage", loaded.result_error_message);
     resolve(lib, "PQresultErrorField", loaded.result_error_field);
@@ -105,16 +107,50 @@ PgParam pg(const std::optional<double>& value) {
 PgParam pg_bytes(const void* data, std::size_t size) {
   return PgParam{std::string(static_cast<const char*>(data), size), true};
 }
+namespace {
+void append_array_element(std::string& literal, std::string_view value) {
+  literal += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') literal += '\\';
+    literal += c;
+  }
+  literal += '"';
+}
+// A parameter list as libpq's exec calls take it.
+struct ParamArrays {
+  explicit ParamArrays(const std::vector<PgParam>& params)
+      : values(params.size()), lengths(params.size()), formats(params.size()) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      values[i] = params[i].value ? params[i].value->data() : nullptr;
+      lengths[i] = params[i].value ? static_cast<int>(params[i].value->size()) : 0;
+      formats[i] = params[i].binary ? 1 : 0;
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
+}  // namespace
+
 PgParam pg_text_array(const std::vector<std::string>& values) {
   std::string literal = "{";
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i > 0) literal += ',';
-    literal += '"';
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') literal += '\\';
-      literal += c;
-    }
-    literal += '"';
+    append_array_element(literal, values[i]);
+  }
+  literal += '}';
+  return PgParam{literal, false};
+}
+PgParam pg_array(const std::vector<PgParam>& elements) {
+  std::string literal = "{";
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    if (elements[i].binary) throw std::invalid_argument("pg_array: binary elements");
+    if (i > 0) literal += ',';
+    if (elements[i].value)
+      append_array_element(literal, *elements[i].value);
+    else
+      literal += "NULL";  // unquoted: SQL NULL (a quoted "NULL" is the text NULL)
   }
   literal += '}';
   return PgParam{literal, false};
@@ -195,17 +231,24 @@ int PgConnection::socket() const { return libpq().socket(connection_.get()); }
 
 PgResult PgConnection::exec(const std::string& sql, const std::vector<PgParam>& params) {
   const auto& lib = libpq();
-  std::vector<const char*> values(params.size());
-  std::vector<int> lengths(params.size());
-  std::vector<int> formats(params.size());
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    values[i] = params[i].value ? params[i].value->data() : nullptr;
-    lengths[i] = params[i].value ? static_cast<int>(params[i].value->size()) : 0;
-    formats[i] = params[i].binary ? 1 : 0;
-  }
-  PgResult result(lib.exec_params(connection_.get(), sql.c_str(), static_cast<int>(params.size()),
-                                  nullptr, values.data(), lengths.data(), formats.data(), 0));
+  const ParamArrays p(params);
+  PgResult result(lib.exec_params(connection_.get(), sql.c_str(), p.count(), nullptr,
+                                  p.values.data(), p.lengths.data(), p.formats.data(), 0));
   return checked(std::move(result));
+}
+
+PgResult PgConnection::exec_prepared(const PgStatement& statement,
+                                     const std::vector<PgParam>& params) {
+  const auto& lib = libpq();
+  if (!prepared_.contains(statement.name)) {
+    // Types are inferred from the SQL, as PQexecParams does without paramTypes.
+    checked(PgResult(lib.prepare(connection_.get(), statement.name, statement.sql, 0, nullptr)));
+    prepared_.emplace(statement.name);
+  }
+  const ParamArrays p(params);
+  return checked(
+      PgResult(lib.exec_prepared(connection_.get(), statement.name, p.count(), p.values.data(),
+                                 p.lengths.data(), p.formats.data(), 0)));
 }
 
 PgResult PgConnection::exec_script(const std::string& sql) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -23,6 +24,8 @@ struct Libpq {
   decltype(&PQerrorMessage) error_message = nullptr;
   decltype(&PQexec) exec = nullptr;
   decltype(&PQexecParams) exec_params = nullptr;
+  decltype(&PQprepare) prepare = nullptr;
+  decltype(&PQexecPrepared) exec_prepared = nullptr;
   decltype(&PQresultStatus) result_status = nullptr;
   decltype(&PQresultErrorMessage) result_error_message = nullptr;
   decltype(&PQresultErrorField) result_error_field = nullptr;
@@ -73,6 +76,16 @@ PgParam pg(const std::optional<double>& value);
 PgParam pg_bytes(const void* data, std::size_t size);
 // A text[] literal for `= ANY($n::text[])`.
 PgParam pg_text_array(const std::vector<std::string>& values);
+// An array literal whose elements may be NULL, for `unnest($n::float8[])` and the like; each
+// element is a PgParam's text (binary elements are not supported).
+PgParam pg_array(const std::vector<PgParam>& elements);
+
+// A statement a connection prepares the first time it runs it (PQprepare) and then executes by
+// name: parsed and planned once per connection, so a new connection prepares it again.
+struct PgStatement {
+  const char* name;  // unique per statement
+  const char* sql;
+};
 
 class PgResult {
  public:
@@ -104,6 +117,8 @@ class PgConnection {
   PGconn* get() const { return connection_.get(); }
   bool ok() const;
   PgResult exec(const std::string& sql, const std::vector<PgParam>& params = {});
+  // Prepares `statement` on this connection if it was not yet, then executes it.
+  PgResult exec_prepared(const PgStatement& statement, const std::vector<PgParam>& params);
   // Several statements, no parameters (migrations).
   PgResult exec_script(const std::string& sql);
   // The socket to wait on for notifications.
@@ -115,6 +130,7 @@ class PgConnection {
     void operator()(PGconn* connection) const;
   };
   std::unique_ptr<PGconn, Finish> connection_;
+  std::set<std::string, std::less<>> prepared_;  // names prepared on this connection
 };
 
 // BEGIN ... COMMIT; rolled back unless commit() was called (and the connection still works).
