@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 
-from . import protocol, timing
+from . import cudaipc, protocol, timing
 from .runner import child_main, describe_exception
 
 PROTOCOL_VERSION = 1
@@ -71,7 +71,7 @@ class RunnerProcess:
             # The submission must never hold the result fd, nor any harness end of any runner's
             # pipes (a second submission must not reach the first's channel), nor stdin, where
             # the secret seed of a ranked run waits to be read by the harness.
-            close_all_but({1, 2, cmd_r, reply_w})
+            close_all_but({1, 2, cmd_r, reply_w} | PROFILER_FDS)
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             child_main(cmd_r, reply_w, device, call_inputs, task_dir, kernel_language)
         os.close(cmd_r)
@@ -151,6 +151,8 @@ def read_output(reply: dict, blob: bytes, device: str):
         return None, None
     try:
         return protocol.load_payload(blob, device), None
+    except cudaipc.IpcUnavailable:
+        raise
     except BaseException as exc:  # noqa: BLE001
         return None, f"the output could not be read as tensors: {exc}"[:2000]
 
@@ -165,6 +167,10 @@ class Evaluation:
         self.runners: dict[str, RunnerProcess] = {}
         self.settings = timing.settings_from(job.get("timing", {}))
         self.rechecked = 0
+        # Kept outputs reach the checker as CUDA IPC handles on a GPU (no copies through the
+        # host); on the first failure of IPC, and on the CPU, as bytes through the pipe.
+        self.recheck_ipc = self.device.startswith("cuda") and bool(self.settings["recheck_ipc"])
+        self.recheck_ipc_problem = ""
         self.other_stream_samples: dict[str, int] = {}
 
     # -- the problem --------------------------------------------------------------------------
@@ -296,10 +302,18 @@ class Evaluation:
         self.rechecked = len(picks)
         for start in range(0, len(picks), RECHECK_BATCH):
             batch = picks[start:start + RECHECK_BATCH]
-            reply, blob = self.runners[runner].ask({"cmd": "outputs", "indices": batch})
-            if not reply.get("ok"):
-                return {"status": "error", "error": sanitize_error(reply.get("error"))}
-            outputs, problem = read_output(reply, blob, self.device)
+            while True:
+                reply, blob = self.runners[runner].ask({"cmd": "outputs", "indices": batch,
+                                                        "ipc": self.recheck_ipc})
+                if not reply.get("ok"):
+                    return {"status": "error", "error": sanitize_error(reply.get("error"))}
+                try:
+                    outputs, problem = read_output(reply, blob, self.device)
+                    break
+                except cudaipc.IpcUnavailable as exc:
+                    # Not the submission's doing as far as can be told: the bytes, then.
+                    self.recheck_ipc = False
+                    self.recheck_ipc_problem = str(exc)[:300]
             if problem is not None:
                 return {"status": "fail", "message": problem}
             if not isinstance(outputs, list) or len(outputs) != len(batch):
@@ -398,6 +412,8 @@ class Evaluation:
             "batch": int(as_number(info.get("batch", 1))), "stop_reason": result["stop_reason"],
             "at_launch_floor": sorted(samples)[len(samples) // 2] < self.settings["launch_floor_ns"],
             "rechecked": self.rechecked,
+            "recheck_path": "cuda_ipc" if self.recheck_ipc else "pipe",
+            **({"recheck_ipc_problem": self.recheck_ipc_problem} if self.recheck_ipc_problem else {}),
             "other_stream_samples": self.other_stream_samples.get("a", 0),
             "seconds": seconds,
         }
@@ -486,12 +502,37 @@ class Evaluation:
         self.report.emit("done", passed=passed)
 
 
+def profiler_fds() -> set[int]:
+    """In profile mode: the descriptors the process started with beyond stdin, stdout, stderr
+    and the result fd, which are the profiler's (its injected library talks to the ncu frontend
+    through them). The runner keeps them, or its CUDA calls under ncu end the process."""
+    if os.environ.get("KJ_PROFILE") != "1":
+        return set()
+    try:
+        fds = {int(name) for name in os.listdir("/proc/self/fd")}
+    except OSError:
+        return set()
+    return {fd for fd in fds if fd > 3 and _is_open(fd)}
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False  # the listing's own descriptor, closed by now
+
+
 def close_all_but(keep: set[int]) -> None:
     limit = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
     low = 0
     for fd in sorted(keep) + [limit]:
         os.closerange(low, fd)
         low = fd + 1
+
+
+# Taken at import, before Python or torch opens anything of its own.
+PROFILER_FDS = profiler_fds()
 
 
 def set_non_dumpable() -> None:

@@ -10,6 +10,7 @@ one preallocated buffer keep a re-check of gigabytes of outputs to a few copies.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -109,7 +110,11 @@ def _flatten(obj, tensors: list, depth: int = 0):
     raise TypeError(f"a {type(obj).__name__} is not a tensor or a plain container of tensors")
 
 
-def send(fd: int, header: dict, payload: object = None) -> None:
+def send(fd: int, header: dict, payload: object = None, ipc_hold: list | None = None) -> None:
+    """Sends a frame. With `ipc_hold`, CUDA tensors travel as IPC handles (cudaipc) instead of
+    bytes, and the contiguous tensors the handles point into are appended to it: the caller keeps
+    them alive until the other side has copied them. cudaipc.IpcUnavailable when a tensor cannot
+    be exported; nothing was written then."""
     chunks = []
     if payload is not None:
         import torch
@@ -117,7 +122,25 @@ def send(fd: int, header: dict, payload: object = None) -> None:
         tensors: list = []
         layout = _flatten(payload, tensors)
         descs, offset = [], 0
-        for t in tensors:
+        if ipc_hold is not None:
+            from . import cudaipc
+
+            held = []
+            for t in tensors:
+                if t.device.type == "cuda":
+                    data = t.detach().contiguous()
+                    held.append(data)
+                    descs.append({"dtype": str(t.dtype).removeprefix("torch."),
+                                  "shape": list(t.shape), "ipc": cudaipc.export(data),
+                                  "nbytes": data.numel() * data.element_size()})
+                else:
+                    descs.append(None)
+            ipc_hold.extend(held)
+        else:
+            descs = [None] * len(tensors)
+        for i, t in enumerate(tensors):
+            if descs[i] is not None:
+                continue
             data = t.detach()
             if data.device.type != "cpu":
                 data = data.cpu()
@@ -126,8 +149,8 @@ def send(fd: int, header: dict, payload: object = None) -> None:
             if pad:
                 chunks.append(bytes(pad))
                 offset += pad
-            descs.append({"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-                          "offset": offset, "nbytes": raw.numel()})
+            descs[i] = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                        "offset": offset, "nbytes": raw.numel()}
             chunks.append(raw.numpy())
             offset += raw.numel()
         header = {**header, "_layout": {"root": layout, "tensors": descs}}
@@ -175,20 +198,44 @@ def load_payload(blob, device: str):
     if not isinstance(layout, dict) or not isinstance(layout.get("tensors"), list):
         raise ProtocolError("bad output layout")
     tensors = []
-    for desc in layout["tensors"][:MAX_ITEMS + 1]:
-        if not isinstance(desc, dict) or desc.get("dtype") not in _DTYPES:
-            raise ProtocolError(f"bad tensor description {str(desc)[:200]}")
-        shape, offset, nbytes = desc.get("shape"), desc.get("offset"), desc.get("nbytes")
-        if not isinstance(shape, list) or len(shape) > 64 or \
-                not all(type(d) is int and 0 <= d < 1 << 48 for d in shape) or \
-                type(offset) is not int or type(nbytes) is not int or offset % ALIGN:
-            raise ProtocolError(f"bad tensor description {str(desc)[:200]}")
-        dtype = getattr(torch, desc["dtype"])
-        size = torch.empty((), dtype=dtype).element_size()
-        if nbytes != math.prod(shape) * size or not 0 <= offset <= offset + nbytes <= blob.data.numel():
-            raise ProtocolError(f"tensor bytes out of range {str(desc)[:200]}")
-        flat = blob.data[offset:offset + nbytes]
-        tensors.append(flat.view(dtype).reshape(shape).to(device))
+    with contextlib.ExitStack() as stack:
+        opened = None
+        for desc in layout["tensors"][:MAX_ITEMS + 1]:
+            if not isinstance(desc, dict) or desc.get("dtype") not in _DTYPES:
+                raise ProtocolError(f"bad tensor description {str(desc)[:200]}")
+            shape, nbytes, ipc = desc.get("shape"), desc.get("nbytes"), desc.get("ipc")
+            offset = ipc.get("offset") if isinstance(ipc, dict) else desc.get("offset")
+            if not isinstance(shape, list) or len(shape) > 64 or \
+                    not all(type(d) is int and 0 <= d < 1 << 48 for d in shape) or \
+                    type(offset) is not int or type(nbytes) is not int or \
+                    (ipc is None and offset % ALIGN) or (ipc is not None and not isinstance(ipc, dict)):
+                raise ProtocolError(f"bad tensor description {str(desc)[:200]}")
+            dtype = getattr(torch, desc["dtype"])
+            size = torch.empty((), dtype=dtype).element_size()
+            if nbytes != math.prod(shape) * size:
+                raise ProtocolError(f"tensor bytes out of range {str(desc)[:200]}")
+            if ipc is not None:
+                # Device memory of the runner's: copied into the harness's own before any use.
+                if not device.startswith("cuda") or not isinstance(ipc.get("handle"), str):
+                    raise ProtocolError(f"bad tensor description {str(desc)[:200]}")
+                if opened is None:
+                    from . import cudaipc
+
+                    opened = stack.enter_context(cudaipc.Opened(device))
+                try:
+                    flat = opened.copy(ipc["handle"], offset, nbytes)
+                except ValueError as exc:
+                    raise ProtocolError(f"{exc}: {str(desc)[:200]}") from None
+                tensors.append(flat.view(dtype).reshape(shape))
+                continue
+            if not 0 <= offset <= offset + nbytes <= blob.data.numel():
+                raise ProtocolError(f"tensor bytes out of range {str(desc)[:200]}")
+            flat = blob.data[offset:offset + nbytes]
+            tensors.append(flat.view(dtype).reshape(shape).to(device))
+        if opened is not None:
+            import torch.cuda
+
+            torch.cuda.synchronize(device)  # the copies are done before the handles close
 
     def build(node, depth=0):
         if depth > MAX_DEPTH or not isinstance(node, dict) or len(node) != 1:

@@ -42,6 +42,7 @@ DEFAULTS = {
     "spin_us": 200.0,
     "keep_output_bytes": 2 << 30,
     "recheck": 1,  # timed outputs re-checked after timing; 0: every kept one
+    "recheck_ipc": 1,  # on a GPU, kept outputs reach the checker as CUDA IPC handles
 }
 
 
@@ -79,6 +80,17 @@ def secret_args(args: dict, secret: int) -> dict:
     return {**args, "seed": derive_seed(args["seed"], f"secret:{secret}")}
 
 
+ROBUST_RULE_MIN_SAMPLES = 20  # kj::bench::kRobustRuleMinSamples
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """Linear-interpolated quantile of sorted values (kj::bench::quantile_sorted)."""
+    pos = q * (len(ordered) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
 def stop_reason(samples: list[float], elapsed: float, s: dict) -> str | None:
     """The stopping rule (mirrors kj::bench::should_stop)."""
     n = len(samples)
@@ -90,6 +102,14 @@ def stop_reason(samples: list[float], elapsed: float, s: dict) -> str | None:
                 return "precise_sem"
             if stdev / mean <= s["target_rel_stdev"]:
                 return "precise_stdev"
+        if n >= ROBUST_RULE_MIN_SAMPLES:
+            # The robust standard error of the median (docs/timing.md): a few samples hit by a
+            # host stall swell the stdev, not the median or the IQR.
+            ordered = sorted(samples)
+            median = _quantile(ordered, 0.5)
+            sigma = (_quantile(ordered, 0.75) - _quantile(ordered, 0.25)) / 1.349
+            if median > 0 and 1.2533 * sigma / math.sqrt(n) / median <= s["target_rel_sem"]:
+                return "precise_median"
     if n >= s["max_samples"]:
         return "max_samples"
     if elapsed >= s["max_seconds"]:

@@ -130,6 +130,18 @@ StopReason should_stop(std::span<const double> samples, double elapsed_seconds,
       if (rel_sem <= rule.target_rel_sem) return StopReason::precise_sem;
       if (rel_stdev <= rule.target_rel_stdev) return StopReason::precise_stdev;
     }
+    if (samples.size() >= kRobustRuleMinSamples) {
+      std::vector<double> sorted(samples.begin(), samples.end());
+      std::sort(sorted.begin(), sorted.end());
+      const double median = quantile_sorted(sorted, 0.5);
+      const double robust_sigma =
+          (quantile_sorted(sorted, 0.75) - quantile_sorted(sorted, 0.25)) / 1.349;
+      if (median > 0 && 1.2533 * robust_sigma / std::sqrt(static_cast<double>(sorted.size())) /
+                                median <=
+                            rule.target_rel_sem) {
+        return StopReason::precise_median;
+      }
+    }
   }
   if (samples.size() >= rule.max_samples) return StopReason::max_samples;
   if (elapsed_seconds >= rule.max_seconds) return StopReason::max_seconds;
@@ -144,6 +156,8 @@ std::string to_string(StopReason reason) {
       return "precise_sem";
     case StopReason::precise_stdev:
       return "precise_stdev";
+    case StopReason::precise_median:
+      return "precise_median";
     case StopReason::max_seconds:
       return "max_seconds";
     case StopReason::max_samples:

@@ -95,6 +95,7 @@ struct CaseResult {
   int batch = 1;                     // calls per sample (graph batches)
   bool at_launch_floor = false;      // median below the launch floor: too short to rank apart
   int rechecked = 0;                 // timed outputs re-checked after timing
+  std::string recheck_path;          // how they reached the checker: cuda_ipc or pipe
   int other_stream_samples = 0;      // samples where the call left work on another stream
   std::vector<double> sm_clock_mhz;  // per sample; empty when NVML was unavailable
   double median_clock_mhz = 0;

@@ -35,6 +35,7 @@ nlohmann::json case_json(const CaseResult& c, bool benchmark) {
     out["batch"] = c.batch;
     out["at_launch_floor"] = c.at_launch_floor;
     out["rechecked"] = c.rechecked;
+    if (!c.recheck_path.empty()) out["recheck_path"] = c.recheck_path;
     out["other_stream_samples"] = c.other_stream_samples;
     out["sm_clock_mhz"] = c.sm_clock_mhz;
     out["summary"] = summary_json(c.summary);

@@ -72,6 +72,7 @@ CaseResult case_from(const nlohmann::json& event) {
   result.batch = event.value("batch", 1);
   result.at_launch_floor = event.value("at_launch_floor", false);
   result.rechecked = event.value("rechecked", 0);
+  result.recheck_path = str(event, "recheck_path");
   result.other_stream_samples = event.value("other_stream_samples", 0);
   if (event.contains("seconds") && event["seconds"].is_object()) {
     for (const auto& [key, value] : event["seconds"].items()) {

@@ -131,6 +131,32 @@ class Refused(unittest.TestCase):
             with self.assertRaises(protocol.ProtocolError, msg=str(root)):
                 protocol.load_payload(payload, "cpu")
 
+    def test_ipc_handles_are_refused_off_a_gpu_and_when_malformed(self):
+        # A runner may claim its output is device memory behind a CUDA IPC handle; on the CPU,
+        # or with a handle that is not one, that is a bad frame, never an attempt to map it.
+        ipc = {"dtype": "float32", "shape": [4], "nbytes": 16, "ipc": {"handle": "00" * 64, "offset": 0}}
+        cases = {
+            "an IPC handle for a CPU check": (ipc, "cpu"),
+            "an IPC description that is not an object": ({**ipc, "ipc": "x"}, "cpu"),
+            "a handle that is not a string": ({**ipc, "ipc": {"handle": 7, "offset": 0}}, "cuda:0"),
+            "an offset that is not an integer": ({**ipc, "ipc": {"handle": "00" * 64, "offset": "0"}}, "cuda:0"),
+        }
+        for name, (bad, device) in cases.items():
+            _, payload = raw_frame({"_layout": {"root": {"tensor": 0}, "tensors": [bad]}}, b"")
+            with self.assertRaises(protocol.ProtocolError, msg=name):
+                protocol.load_payload(payload, device)
+
+    def test_a_runner_asked_for_ipc_on_the_cpu_sends_bytes(self):
+        # CPU tensors never travel as handles, whatever the caller asks.
+        r, w = os.pipe()
+        hold = []
+        protocol.send(w, {"ok": True}, [torch.arange(4.0)], ipc_hold=hold)
+        os.close(w)
+        header, payload = protocol.receive(r, 1 << 20)
+        os.close(r)
+        self.assertEqual(hold, [])
+        self.assertTrue(torch.equal(protocol.load_payload(payload, "cpu")[0], torch.arange(4.0)))
+
     def test_a_payload_without_layout_or_over_the_limit_is_a_protocol_error(self):
         with self.assertRaises(protocol.ProtocolError):
             raw_frame({"ok": True}, b"1234")

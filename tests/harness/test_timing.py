@@ -280,6 +280,21 @@ class StopRule(unittest.TestCase):
         self.assertEqual(stop_reason(noisy, 15.0, s), "max_seconds")
         self.assertEqual(stop_reason(noisy * 50, 1.0, s), "max_samples")
 
+    def test_a_few_stalled_samples_do_not_keep_a_precise_median_going(self):
+        from kj_harness.timing import settings_from, stop_reason
+        s = settings_from({})
+        # 200 samples within ±0.5 % of 30 µs, 3 of them hit by a 2 ms host stall: the stdev
+        # (over 300 % of the mean) fails both classic rules; the median's robust standard error
+        # (~0.05 %) meets 0.1 %.
+        clean = [30_000.0 * (1 + 0.005 * ((i * 37 % 101) / 50 - 1)) for i in range(200)]
+        stalled = clean[:197] + [2_000_000.0] * 3
+        self.assertEqual(stop_reason(stalled, 1.0, s), "precise_median")
+        # The same with 19 samples is too few for quartiles to decide.
+        self.assertIsNone(stop_reason(stalled[:16] + [2_000_000.0] * 3, 1.0, s))
+        # Spread in the bulk of the samples (IQR ~10 % of the median) is not precise.
+        wide = [30_000.0 * (1 + 0.1 * ((i * 37 % 101) / 50 - 1)) for i in range(200)]
+        self.assertIsNone(stop_reason(wide, 1.0, s))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -95,6 +95,20 @@ TEST(StopRule, PreciseStdevStops) {
   EXPECT_EQ(should_stop(samples, 0.6, StopRule{}), StopReason::precise_stdev);
 }
 
+TEST(StopRule, RobustRuleStopsDespiteAFewStalledSamples) {
+  // 200 samples with 0.5 % CV around 30 µs, 3 of them hit by a 2 ms host stall: the stdev
+  // fails both classic rules, the robust standard error of the median (~0.04 %) meets 0.1 %.
+  auto samples = noisy_samples(200, 30000, 0.005, 3);
+  for (std::size_t i = 0; i < 3; ++i) samples[i * 50] = 2e6;
+  EXPECT_EQ(should_stop(samples, 1.0, StopRule{}), StopReason::precise_median);
+  // Below kRobustRuleMinSamples the quartiles do not decide.
+  const std::vector<double> few(samples.begin(), samples.begin() + 19);
+  EXPECT_EQ(should_stop(few, 1.0, StopRule{}), StopReason::keep_going);
+  // A wide bulk (10 % CV) is not precise, stall or not.
+  EXPECT_EQ(should_stop(noisy_samples(200, 30000, 0.1, 4), 1.0, StopRule{}), StopReason::keep_going);
+  EXPECT_EQ(kj::bench::to_string(StopReason::precise_median), "precise_median");
+}
+
 TEST(StopRule, CapsWinEvenBeforeMinimums) {
   const auto noisy = noisy_samples(1000, 5000, 0.2, 2);
   StopRule rule;
