@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 
-from . import cudaipc, protocol, timing
+from . import cudaipc, protocol, ranks, timing
 from .runner import child_main, describe_exception
 
 PROTOCOL_VERSION = 1
@@ -59,7 +59,7 @@ class RunnerProcess:
     """The forked child that runs submission code, and the two pipes to it."""
 
     def __init__(self, name: str, device: str, call_inputs, task_dir: str,
-                 kernel_language: str = "any"):
+                 kernel_language: str = "any", group: dict | None = None):
         self.name = name
         cmd_r, self.cmd_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
@@ -73,7 +73,7 @@ class RunnerProcess:
             # the secret seed of a ranked run waits to be read by the harness.
             close_all_but({1, 2, cmd_r, reply_w} | PROFILER_FDS)
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-            child_main(cmd_r, reply_w, device, call_inputs, task_dir, kernel_language)
+            child_main(cmd_r, reply_w, device, call_inputs, task_dir, kernel_language, group)
         os.close(cmd_r)
         os.close(reply_w)
         self.status: str | None = None
@@ -172,6 +172,13 @@ class Evaluation:
         self.recheck_ipc = self.device.startswith("cuda") and bool(self.settings["recheck_ipc"])
         self.recheck_ipc_problem = ""
         self.other_stream_samples: dict[str, int] = {}
+        # Multi-rank: this harness is one rank of several (ranks.py); None for a single rank.
+        self.ranks = ranks.Ranks(job["ranks"], reporter) if job.get("ranks") else None
+        if self.ranks is not None:
+            # Every rank must make the same calls: a fixed warm-up, no graph batches.
+            job["timing"] = {**job.get("timing", {}), "graph_below_ns": 0.0,
+                             "warmup_calls": int(job.get("timing", {}).get("warmup_calls", 3))}
+            self.settings = timing.settings_from(job["timing"])
 
     # -- the problem --------------------------------------------------------------------------
 
@@ -182,6 +189,8 @@ class Evaluation:
         kwargs = dict(args)
         if self.accepts_device:
             kwargs["device"] = self.device
+        if self.ranks is not None:
+            kwargs["rank"] = self.ranks.rank  # reference-kernels: generate_input(**args, rank=rank)
         return self.reference.generate_input(**kwargs)
 
     def import_reference(self) -> None:
@@ -211,6 +220,10 @@ class Evaluation:
         return True
 
     def check(self, args: dict, output) -> tuple[bool, str]:
+        if self.ranks is not None:
+            # Every rank checks together: references may check with collectives. A rank that
+            # failed before its check says so at this same step (ranks.py), so none waits.
+            self.ranks.exchange(True)
         data = self.generate(args)
         try:
             return normalize_check(self.reference.check_implementation(data, output))
@@ -225,12 +238,13 @@ class Evaluation:
         # Before any CUDA call here: a CUDA context does not survive fork.
         dirs = self.job.get("submission_dirs") or [self.job["task_dir"]]
         language = str(self.job.get("kernel_language", "any"))
+        group = self.ranks.runner_config if self.ranks is not None else lambda _: None
         for name, task_dir in zip(("a", "b"), dirs):
             self.runners[name] = RunnerProcess(name, self.device, self.generate, task_dir,
-                                               language)
+                                               language, group(name))
         if self.job.get("time_reference"):
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
-                                                      self.job["task_dir"])
+                                                      self.job["task_dir"], group=group("reference"))
 
     def post_loads(self) -> None:
         """The runners start importing while this process imports the reference: the two
@@ -286,9 +300,13 @@ class Evaluation:
         for index, args in enumerate(cases):
             fields = self.check_case(args, runner)
             self.report.emit("test", index=index, phase=phase, **fields)
-            if fields["status"] != "pass":
+            if not self.agree(fields["status"] == "pass"):
                 return False
         return True
+
+    def agree(self, passed: bool) -> bool:
+        """Multi-rank: every rank's step result, so all stop once one failed (ranks.py)."""
+        return self.ranks.agree(passed) if self.ranks is not None else passed
 
     def recheck(self, runner: str, args: dict, count: int) -> dict | None:
         """Checks outputs of timed calls picked here at random after timing ended (the runner
@@ -298,7 +316,9 @@ class Evaluation:
         kept = [k for k in reply.get("kept", []) if isinstance(k, int)][:1000000]
         if not kept:
             return {"status": "fail", "message": "no output of a timed call was kept to re-check"}
-        picks = sorted(random.SystemRandom().sample(kept, count if 0 < count < len(kept) else len(kept)))
+        picks = self.recheck_picks(kept, count)
+        if not picks:
+            return {"status": "fail", "message": "no timed call's output was kept on every rank"}
         self.rechecked = len(picks)
         for start in range(0, len(picks), RECHECK_BATCH):
             batch = picks[start:start + RECHECK_BATCH]
@@ -324,6 +344,15 @@ class Evaluation:
                     return {"status": "fail", "message":
                             f"timed call {iteration} produced a wrong output: {message}"[:4000]}
         return None
+
+    def recheck_picks(self, kept: list[int], count: int) -> list[int]:
+        """Which kept outputs to re-check; multi-rank: the same calls on every rank, from those
+        every rank kept (their checks run together)."""
+        if self.ranks is not None:
+            every = self.ranks.exchange(True, kept)
+            kept = sorted(set(every[0]).intersection(*every[1:]))
+        picks = sorted(random.SystemRandom().sample(kept, count if 0 < count < len(kept) else len(kept)))
+        return self.ranks.exchange(True, picks)[0] if self.ranks is not None else picks
 
     # -- timing -------------------------------------------------------------------------------
 
@@ -353,11 +382,15 @@ class Evaluation:
         for name in names:
             info = self.prepare(name, args)
             if not info.get("ok"):
+                self.agree(False)
                 return {"failed": name, "status": "error", "error": sanitize_error(info.get("error"))}
             if info.get("violation"):
+                self.agree(False)
                 return {"failed": name, "status": "fail", "message": str(info["violation"])[:1000]}
+            self.agree(True)
             infos[name] = info
         samples = {name: [] for name in names}
+        slowest = {name: [] for name in names}
         clocks = {name: [] for name in names}
         order = list(names)
         shuffle = random.Random(0x6B6A)
@@ -367,21 +400,32 @@ class Evaluation:
         while reason is None:
             shuffle.shuffle(order)
             for name in order:
+                if self.ranks is not None:
+                    self.ranks.exchange(True)  # the barrier before each sample
                 sample = self.take_sample(name, iteration)
                 if isinstance(sample, dict):
+                    self.agree(False)
                     return {"failed": name, **sample}
                 samples[name].append(sample[0])
                 clocks[name].append(sample[1])
             iteration += 1
             elapsed = time.monotonic() - begin
+            if self.ranks is not None:
+                # The sample is the slowest rank's time: every rank decides on that series, so
+                # all stop together. Each reports its own; the judge takes the maximum again.
+                latest = self.ranks.exchange(True, [elapsed, {n: samples[n][-1] for n in names}])
+                for name in names:
+                    slowest[name].append(max(float(v[1][name]) for v in latest))
+                elapsed = max(float(v[0]) for v in latest)
+            series_of = slowest if self.ranks is not None else samples
             if len(names) == 2 and "reference" not in names:
-                series = [x / y for x, y in zip(samples[names[0]], samples[names[1]])]
+                series = [x / y for x, y in zip(series_of[names[0]], series_of[names[1]])]
                 reason = timing.stop_reason(series, elapsed, self.settings)
                 # A paired comparison needs enough pairs for its interval, caps or not.
                 if len(series) < MIN_PAIRS and elapsed < 10 * self.settings["max_seconds"]:
                     reason = None
             else:
-                reasons = [timing.stop_reason(samples[n], elapsed, self.settings) for n in names]
+                reasons = [timing.stop_reason(series_of[n], elapsed, self.settings) for n in names]
                 reason = next((r for r in reasons if r in ("max_samples", "max_seconds")), None)
                 if reason is None and all(reasons):
                     reason = reasons[0]
@@ -391,7 +435,10 @@ class Evaluation:
         names = ["a"] + (["reference"] if "reference" in self.runners else [])
         # Timed calls use seeds no file states (benchmark mode too): answers precomputed for the
         # task's public seeds match none of them.
-        args = timing.secret_args(args, random.SystemRandom().getrandbits(48))
+        salt = random.SystemRandom().getrandbits(48)
+        if self.ranks is not None:
+            salt = self.ranks.exchange(True, salt)[0]  # rank 0's: the ranks' inputs belong together
+        args = timing.secret_args(args, salt)
         begin = time.monotonic()
         result = self.time_rounds(names, args)
         timed = time.monotonic()
@@ -403,7 +450,9 @@ class Evaluation:
         seconds = {"timing": round(timed - begin, 4), "recheck": round(time.monotonic() - timed, 4)}
         if failure is not None:
             self.report.emit("benchmark", index=index, phase=phase, **failure)
+            self.agree(False)
             return False
+        self.agree(True)
         info = result["infos"]["a"]
         samples = result["samples"]["a"]
         fields = {
@@ -429,6 +478,7 @@ class Evaluation:
             fields = self.check_case(args)
             if fields["status"] != "pass":
                 self.report.emit("benchmark", index=index, phase=phase, **fields)
+            if not self.agree(fields["status"] == "pass"):
                 return False
             if timed and not self.timed_benchmark(index, args, phase):
                 return False
@@ -463,8 +513,15 @@ class Evaluation:
     def run(self) -> None:
         self.fork_runners()
         self.post_loads()
-        if not self.load_reference() or not self.load_runners():
-            self.finish(False)
+        try:
+            if self.ranks is not None:
+                self.ranks.connect()
+            loaded = self.load_reference() and self.load_runners()
+            if not self.agree(loaded):
+                self.finish(False)
+                return
+        except ranks.PeerFailed as peer:
+            self.peer_failed(peer)
             return
         mode = self.job["mode"]
         try:
@@ -480,7 +537,17 @@ class Evaluation:
             self.report.emit("error", stage="run", kind="exception", submission=gone.runner,
                              error=gone.error(""))
             passed = False
+        except ranks.PeerFailed as peer:
+            self.peer_failed(peer)
+            return
         self.finish(passed)
+
+    def peer_failed(self, peer: ranks.PeerFailed) -> None:
+        """Another rank failed; this one stops with nothing wrong of its own (the judge names
+        the rank that failed)."""
+        self.report.emit("error", stage="run", kind="peer", ranks=peer.ranks,
+                         error={"type": "PeerFailed", "message": str(peer), "traceback": ""})
+        self.finish(False)
 
     def run_leaderboard(self) -> bool:
         """Public tests, public benchmark shapes (checked), then the ranked run: every case's
@@ -497,9 +564,13 @@ class Evaluation:
         return self.run_benchmarks(ranked_benchmarks, "ranked")
 
     def finish(self, passed: bool) -> None:
+        if self.ranks is not None and not passed:
+            self.ranks.leave(False)  # before the runners stop: peers must not wait on them
         for runner in self.runners.values():
             runner.stop()
         self.report.emit("done", passed=passed)
+        if self.ranks is not None and passed:
+            self.ranks.leave(True)
 
 
 def profiler_fds() -> set[int]:

@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from . import guard, protocol, timing
+from . import guard, protocol, ranks, timing
 
 COMPILE_ERRORS = (SyntaxError, ImportError)
 
@@ -33,7 +33,8 @@ def is_compile_error(exc: BaseException) -> bool:
 
 class Runner:
     def __init__(self, cmd_fd: int, reply_fd: int, device: str, call_inputs,
-                 kernel_language: str = "any"):
+                 kernel_language: str = "any", group: dict | None = None):
+        self.group = group  # multi-rank: the process group this runner joins before loading
         self.cmd_fd = cmd_fd
         self.reply_fd = reply_fd
         self.device = device
@@ -69,6 +70,12 @@ class Runner:
             torch.cuda.synchronize()
 
     def load(self, entry: str) -> None:
+        if self.group is not None:
+            try:
+                ranks.init_runner_group(self.group, self.device)
+            except BaseException as exc:  # noqa: BLE001
+                self.reply_error(exc)
+                return
         if self.device.startswith("cuda"):
             try:
                 import torch
@@ -243,12 +250,12 @@ class Runner:
 
 
 def child_main(cmd_fd: int, reply_fd: int, device: str, call_inputs, task_dir: str,
-               kernel_language: str = "any") -> None:
+               kernel_language: str = "any", group: dict | None = None) -> None:
     """Entry point in the forked child; never returns."""
     code = 0
     try:
         sys.path.insert(0, task_dir)  # this runner's own submission.py comes first
-        Runner(cmd_fd, reply_fd, device, call_inputs, kernel_language).serve()
+        Runner(cmd_fd, reply_fd, device, call_inputs, kernel_language, group).serve()
     except protocol.ChannelClosed:
         pass
     except BaseException:  # noqa: BLE001

@@ -37,6 +37,9 @@ DEFAULTS = {
     "max_seconds": 15.0,
     "max_samples": 1000,
     "warmup_seconds": 0.05,
+    # >0: exactly this many warm-up calls instead of a time budget. Multi-rank runs need it: a
+    # call of one rank meets the others in collectives, so every rank must make the same calls.
+    "warmup_calls": 0,
     "graph_below_ns": 10_000.0,
     "launch_floor_ns": 3_000.0,
     "spin_us": 200.0,
@@ -229,6 +232,10 @@ class CaseSession:
         if not self.on_gpu:
             self.pool = [self.generate(iteration_args(self.args, -1))]
             self.live = []
+            if self.s["warmup_calls"] > 0:
+                for _ in range(self.s["warmup_calls"]):
+                    self.kernel(self.pool[0])
+                return {"method": self.method, "clock": "monotonic"}
             begin = time.perf_counter_ns()
             while time.perf_counter_ns() - begin < self.s["warmup_seconds"] * 1e9:
                 self.kernel(self.pool[0])
@@ -248,8 +255,10 @@ class CaseSession:
         data = self.generate(iteration_args(self.args, -1))
         estimate: list[float] = []
         begin = time.perf_counter_ns()
-        while (time.perf_counter_ns() - begin < self.s["warmup_seconds"] * 1e9 or len(estimate) < 3) \
-                and len(estimate) < 1000:
+        fixed = self.s["warmup_calls"]
+        while (len(estimate) < fixed if fixed > 0 else
+               (time.perf_counter_ns() - begin < self.s["warmup_seconds"] * 1e9 or len(estimate) < 3)
+               and len(estimate) < 1000):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
             torch.cuda._sleep(self.spin_cycles)

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "judge/detail/cuda.h"
+#include "judge/detail/harness_run.h"
 #include "judge/detail/profile.h"
 #include "judge/detail/temp_dir.h"
 
@@ -205,6 +206,13 @@ Environment discover_environment(const std::optional<std::string>& python,
       "TORCHINDUCTOR_CACHE_DIR=/tmp/.torchinductor",
       "XDG_CACHE_HOME=/tmp/.cache",
       "MPLCONFIGDIR=/tmp/.matplotlib",
+      // NVLink multicast off in every harness: it can take a shared GPU out of service.
+      "NCCL_NVLS_ENABLE=0",
+      "TORCH_SYMM_MEM_DISABLE_MULTICAST=1",
+      "NVSHMEM_DISABLE_NVLS=1",
+      // Process groups of a multi-rank run talk over loopback, the only interface there is.
+      "GLOO_SOCKET_IFNAME=lo",
+      "NCCL_SOCKET_IFNAME=lo",
   };
   if (!gpu) {
     env.env.emplace_back("TRITON_INTERPRET=1");
@@ -221,7 +229,7 @@ Environment discover_environment(const std::optional<std::string>& python,
   return env;
 }
 
-namespace {
+namespace detail {
 
 // The sandbox for one harness run; the task directories are bound read-only from task_root.
 sandbox::Spec harness_spec(const Environment& environment, const fs::path& task_root,
@@ -247,6 +255,63 @@ sandbox::Spec harness_spec(const Environment& environment, const fs::path& task_
   spec.result_fd = 3;
   return spec;
 }
+
+nlohmann::json harness_job(const EvalRequest& request, bool gpu) {
+  const problem::Problem& problem = *request.problem;
+  nlohmann::json job = {
+      {"protocol", 1},
+      {"mode", to_string(request.mode)},
+      {"device", gpu ? "cuda:0" : "cpu"},  // the assigned GPU is the only one inside
+      {"task_dir", kTaskMount},
+      {"workdir", "/tmp/work"},
+      {"result_fd", 3},
+      {"tests", problem.tests},
+      {"benchmarks", problem.benchmarks},
+      {"timing", request.timing},
+      {"time_reference", request.time_reference && (request.mode == Mode::benchmark ||
+                                                    request.mode == Mode::leaderboard)},
+      {"kernel_language", problem.kernel_language},
+  };
+  if (problem.seed) job["seed"] = *problem.seed;
+  // A ranked run re-checks a random 64 of the kept timed outputs (the runner keeps a reservoir,
+  // so every call is equally likely to be among them), not just one.
+  if (request.mode == Mode::leaderboard && !job["timing"].contains("recheck")) {
+    job["timing"]["recheck"] = kRankedRechecks;
+  }
+  if (request.mode == Mode::compare) {
+    job["submission_dirs"] = {kTaskMount, kTaskBMount};
+    job["trials"] = std::max(1, request.trials);
+  }
+  return job;
+}
+
+std::string secret_line(const EvalRequest& request) {
+  if (request.mode != Mode::leaderboard) return "";
+  std::int64_t secret = 0;
+  if (request.secret_seed) {
+    secret = *request.secret_seed;
+  } else {
+    std::random_device random;
+    secret = static_cast<std::int64_t>((static_cast<std::uint64_t>(random()) << 31) ^ random()) &
+             0x7fffffffffffLL;
+  }
+  return std::to_string(secret) + "\n";
+}
+
+std::chrono::milliseconds harness_wall(const EvalRequest& request) {
+  const problem::Problem& problem = *request.problem;
+  std::chrono::seconds timeout = problem.test_timeout;
+  if (request.mode == Mode::benchmark) timeout = problem.benchmark_timeout;
+  if (request.mode == Mode::leaderboard) timeout = problem.ranked_timeout;
+  if (request.mode == Mode::compare) timeout = problem.ranked_timeout * std::max(1, request.trials);
+  return request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::harness_spec;
 
 bool same_limits_but_wall(const sandbox::Limits& a, const sandbox::Limits& b) {
   return a.cpu == b.cpu && a.memory_bytes == b.memory_bytes && a.max_processes == b.max_processes &&
@@ -356,6 +421,8 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
       return result;
     }
   }
+  // world_size sandboxes, one per rank (src/judge/ranks.cpp); never a warm harness.
+  if (problem.multi_gpu) return detail::evaluate_ranks(request, environment, std::move(findings));
   WarmHarness::State* const warm_state =
       warm != nullptr && warm->fits(request, environment) ? warm->state_.get() : nullptr;
   if (warm_state != nullptr) warm_state->used = true;
@@ -376,52 +443,11 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
   }
 
   const bool gpu = environment.device != "cpu";
-  nlohmann::json job = {
-      {"protocol", 1},
-      {"mode", to_string(request.mode)},
-      {"device", gpu ? "cuda:0" : "cpu"},  // the assigned GPU is the only one inside
-      {"task_dir", kTaskMount},
-      {"workdir", "/tmp/work"},
-      {"result_fd", 3},
-      {"tests", problem.tests},
-      {"benchmarks", problem.benchmarks},
-      {"timing", request.timing},
-      {"time_reference", request.time_reference && (request.mode == Mode::benchmark ||
-                                                    request.mode == Mode::leaderboard)},
-      {"kernel_language", problem.kernel_language},
-  };
-  if (problem.seed) job["seed"] = *problem.seed;
-  // A ranked run re-checks a random 64 of the kept timed outputs (the runner keeps a reservoir,
-  // so every call is equally likely to be among them), not just one.
-  if (request.mode == Mode::leaderboard && !job["timing"].contains("recheck")) {
-    job["timing"]["recheck"] = kRankedRechecks;
-  }
-  if (compare) {
-    job["submission_dirs"] = {kTaskMount, kTaskBMount};
-    job["trials"] = std::max(1, request.trials);
-  }
+  const nlohmann::json job = detail::harness_job(request, gpu);
   // The secret travels on stdin's second line, which the harness reads only after the
   // submission's process exists without access to it.
-  std::string secret_line;
-  if (request.mode == Mode::leaderboard) {
-    std::int64_t secret = 0;
-    if (request.secret_seed) {
-      secret = *request.secret_seed;
-    } else {
-      std::random_device random;
-      secret = static_cast<std::int64_t>((static_cast<std::uint64_t>(random()) << 31) ^ random()) &
-               0x7fffffffffffLL;
-    }
-    secret_line = std::to_string(secret) + "\n";
-  }
-
-  const std::string stdin_data = job.dump() + "\n" + secret_line;
-  std::chrono::seconds timeout = problem.test_timeout;
-  if (request.mode == Mode::benchmark) timeout = problem.benchmark_timeout;
-  if (request.mode == Mode::leaderboard) timeout = problem.ranked_timeout;
-  if (compare) timeout = problem.ranked_timeout * std::max(1, request.trials);
-  const auto wall =
-      request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  const std::string stdin_data = job.dump() + "\n" + detail::secret_line(request);
+  const auto wall = detail::harness_wall(request);
 
   // The GPU before the run, to compare with after it (docs/sandbox.md, "GPU health").
   std::optional<GpuMonitor> monitor;

@@ -47,6 +47,9 @@ struct Environment {
   std::vector<sandbox::Bind> binds;   // read-only: system dirs, interpreter prefixes
   std::vector<std::string> env;       // passed to the harness, "KEY=VALUE"
   std::vector<std::string> wrapper;   // put before the harness's command line (profile: ncu)
+  // Multi-rank (multi_gpu) problems on a GPU host: the GPUs reserved for the run, one per rank
+  // ("cuda:N"); empty means `device` alone. A CPU run puts every rank on the CPU.
+  std::vector<std::string> rank_devices;
 };
 
 // Finds the interpreter (explicit path, else $KJ_PYTHON, else python3 on PATH) and the harness
@@ -199,6 +202,8 @@ struct EvalResult {
   // Profile mode: available, message, report (path of the .ncu-rep), kernels (duration_ns,
   // memory_throughput_pct, sm_throughput_pct, top_stalls).
   nlohmann::json profile;
+  // Multi-rank runs: per rank {rank, device, verdict, reason, wall_s}; empty for one rank.
+  nlohmann::json ranks = nlohmann::json::array();
 };
 
 // Submissions larger than this are refused before anything runs (kj eval --max-source-bytes).

@@ -178,6 +178,7 @@ nlohmann::json to_json(const EvalResult& r) {
       {"submission", r.submission},
       {"device", r.device},
       {"system", r.system},
+      {"ranks", r.ranks},
       {"gpu_health",
        {{"checked", r.gpu_health.checked},
         {"ok", r.gpu_health.ok},

@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include "sandbox/detail/cgroup.h"
 #include "sandbox/detail/child.h"
@@ -401,6 +403,68 @@ void StdinFeed::abandon() {
   signal();
 }
 
+Cancel::Cancel() : event_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+Cancel::~Cancel() {
+  if (event_fd_ >= 0) ::close(event_fd_);
+}
+
+void Cancel::cancel() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(event_fd_, &one, sizeof(one));
+}
+
+bool Cancel::cancelled() const {
+  pollfd fd{event_fd_, POLLIN, 0};
+  return ::poll(&fd, 1, 0) == 1;
+}
+
+SharedNetwork::SharedNetwork() {
+  Pipe ready, release;
+  if (!make_pipe(ready) || !make_pipe(release))
+    throw std::runtime_error("shared network: pipe: " + errno_text());
+  int fds[2] = {ready.write.get(), release.read.get()};
+  StackMapping stack(kInitStackBytes);
+  if (!stack.ok()) throw std::runtime_error("shared network: mmap: " + errno_text());
+  const pid_t pid = ::clone(network_holder_main, stack.top(), CLONE_NEWNET | SIGCHLD, fds);
+  if (pid < 0)
+    throw std::runtime_error("shared network: clone with a new network namespace: " + errno_text() +
+                             " (a multi-rank run needs a supervisor running as root)");
+  holder_ = pid;
+  release_fd_ = release.write.release();
+  ready.write.reset();
+  release.read.reset();
+  char status = 0;
+  ssize_t n = 0;
+  do {
+    n = ::read(ready.read.get(), &status, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1 || status != '1') {
+    close_and_reap();
+    throw std::runtime_error("shared network: the loopback interface could not be brought up");
+  }
+  const std::string path = "/proc/" + std::to_string(pid) + "/ns/net";
+  ns_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ns_fd_ < 0) {
+    const std::string error = errno_text();
+    close_and_reap();
+    throw std::runtime_error("shared network: open " + path + ": " + error);
+  }
+}
+
+SharedNetwork::~SharedNetwork() { close_and_reap(); }
+
+void SharedNetwork::close_and_reap() {
+  if (ns_fd_ >= 0) ::close(std::exchange(ns_fd_, -1));
+  if (release_fd_ >= 0) ::close(std::exchange(release_fd_, -1));
+  if (holder_ > 0) {
+    int status = 0;
+    while (::waitpid(holder_, &status, 0) < 0 && errno == EINTR) {
+    }
+    holder_ = -1;
+  }
+}
+
 std::optional<StdinFeed::Delivery> StdinFeed::take() {
   std::uint64_t count = 0;
   [[maybe_unused]] const ssize_t n = ::read(event_fd_, &count, sizeof(count));
@@ -433,6 +497,7 @@ Outcome run(const Spec& spec) {
   plan.file_size = static_cast<rlim_t>(limits.file_size_bytes);
   plan.open_files = static_cast<rlim_t>(std::max(limits.open_files, 16));
   plan.result_fd = spec.result_fd;
+  plan.netns_fd = spec.network_namespace_fd;
   for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));
   plan.argv.push_back(nullptr);
   for (const auto& var : spec.env) plan.envp.push_back(const_cast<char*>(var.c_str()));
@@ -483,7 +548,7 @@ Outcome run(const Spec& spec) {
 
   // Mount and pid namespaces are required; the others degrade with a warning.
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
-  if (!spec.network) flags |= CLONE_NEWNET;
+  if (!spec.network && spec.network_namespace_fd < 0) flags |= CLONE_NEWNET;
   if (!real_root) flags |= CLONE_NEWUSER;
   plan.new_uts = true;
   const auto clone_start = Clock::now();
@@ -659,6 +724,7 @@ Outcome run(const Spec& spec) {
       if (capture.fd) fds.push_back({capture.fd.get(), POLLIN, 0});
     if (stdin_fd && !awaiting_feed) fds.push_back({stdin_fd.get(), POLLOUT, 0});
     if (awaiting_feed) fds.push_back({feed->wait_fd(), POLLIN, 0});
+    if (spec.cancel && !out.cancelled) fds.push_back({spec.cancel->wait_fd(), POLLIN, 0});
     if (pidfd && !init.reaped()) fds.push_back({pidfd.get(), POLLIN, 0});
 
     auto wake = Clock::now() + std::chrono::milliseconds(pidfd ? 1000 : 10);
@@ -676,6 +742,10 @@ Outcome run(const Spec& spec) {
     if (rc < 0 && errno != EINTR) break;
 
     if (ctl.read) read_ctl();
+    if (spec.cancel && !out.cancelled && !init.reaped() && spec.cancel->cancelled()) {
+      out.cancelled = true;
+      kill_tree(LimitHit::none);
+    }
     for (auto& capture : captures)
       if (drain(capture) && capture.output_limit) kill_tree(LimitHit::output);
     if (awaiting_feed) {

@@ -64,6 +64,42 @@ class StdinFeed {
   bool taken_ = false;
 };
 
+// Ends a run from another thread: the tree is killed and Outcome::cancelled is set. Used to end
+// the other ranks of a multi-rank run once one of them failed. Thread-safe; cancel() is sticky.
+class Cancel {
+ public:
+  Cancel();
+  ~Cancel();
+  Cancel(const Cancel&) = delete;
+  Cancel& operator=(const Cancel&) = delete;
+  void cancel();
+  bool cancelled() const;
+  int wait_fd() const { return event_fd_; }  // polls readable once cancel() was called
+
+ private:
+  int event_fd_ = -1;
+};
+
+// A network namespace with only the loopback interface, up, shared by the runs of one group
+// (the ranks of a multi-rank evaluation talk to each other over 127.0.0.1 and nothing else).
+// Owns a holder process that keeps the namespace alive; killed and reaped on destruction.
+// Joining it needs a supervisor running as root (setns into a namespace the run's own user
+// namespace does not own is refused); runs that try otherwise fail with a setup error.
+class SharedNetwork {
+ public:
+  SharedNetwork();  // throws std::runtime_error when the namespace cannot be made
+  ~SharedNetwork();
+  SharedNetwork(const SharedNetwork&) = delete;
+  SharedNetwork& operator=(const SharedNetwork&) = delete;
+  int fd() const { return ns_fd_; }  // an open /proc/<holder>/ns/net
+
+ private:
+  void close_and_reap();
+  int holder_ = -1;
+  int release_fd_ = -1;  // the holder exits when this pipe closes
+  int ns_fd_ = -1;
+};
+
 struct Spec {
   std::vector<std::string> argv;     // argv[0] is an absolute path inside the sandbox
   std::vector<std::string> env;      // complete environment, "KEY=VALUE"; nothing is inherited
@@ -74,7 +110,10 @@ struct Spec {
   std::shared_ptr<StdinFeed> stdin_feed;  // instead of stdin_data: the input arrives later
   Limits limits;
   bool network = false;  // false: empty network namespace (loopback down)
-  int result_fd = 3;     // child fd number of the write end of the result pipe; -1: none
+  // Join this network namespace (SharedNetwork::fd) instead of a new empty one; -1: none.
+  int network_namespace_fd = -1;
+  std::shared_ptr<Cancel> cancel;  // cancel->cancel() ends the run (Outcome::cancelled)
+  int result_fd = 3;               // child fd number of the write end of the result pipe; -1: none
   std::string hostname = "kj-sandbox";
 };
 
@@ -89,6 +128,7 @@ struct Outcome {
   LimitHit limit = LimitHit::none;      // the first limit that ended or capped the run
   std::chrono::nanoseconds wall{0};     // from exec (or from the feed's send on a warm start)
   bool abandoned = false;               // a warm start whose feed was abandoned before any input
+  bool cancelled = false;               // Spec::cancel ended the run (the tree was killed)
   std::chrono::nanoseconds cpu{0};      // user+sys of the whole tree
   std::uint64_t peak_memory_bytes = 0;  // cgroup peak when available, else max RSS of children
   std::string stdout_data;

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -364,6 +366,59 @@ TEST(SandboxNetwork, NoAddressIsReachable) {
   if (script.empty()) GTEST_SKIP() << "neither bash nor python3";
   const Outcome out = run(shell(script + "echo end"));
   EXPECT_EQ(out.stdout_data, "end\n") << describe(out);
+}
+
+// The ranks of a multi-rank run: two sandboxes in one SharedNetwork reach each other on
+// loopback, and nothing else; a third run outside it cannot reach them.
+TEST(SandboxNetwork, SharedNetworkJoinsRunsOverLoopbackOnly) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  if (::geteuid() != 0) GTEST_SKIP() << "joining a shared network namespace needs root";
+  SharedNetwork network;
+  Spec server = shell(
+      "python3 -c 'import socket; s = socket.socket(); "
+      "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.1\", 29555)); "
+      "s.listen(); s.settimeout(8); c, _ = s.accept(); print(c.recv(16).decode())'");
+  server.network_namespace_fd = network.fd();
+  Spec client = shell(
+      "python3 -c 'import socket, time\n"
+      "for _ in range(200):\n"
+      "    try:\n"
+      "        socket.create_connection((\"127.0.0.1\", 29555), 1).sendall(b\"hello\"); break\n"
+      "    except OSError: time.sleep(0.05)\n'; "
+      "python3 -c 'import socket; socket.create_connection((\"8.8.8.8\", 53), 1)' 2>/dev/null "
+      "&& echo remote-reached; echo client-end");
+  client.network_namespace_fd = network.fd();
+  auto served = std::async(std::launch::async, [&] { return run(server); });
+  const Outcome client_out = run(client);
+  const Outcome server_out = served.get();
+  EXPECT_EQ(server_out.stdout_data, "hello\n") << describe(server_out);
+  EXPECT_EQ(client_out.stdout_data, "client-end\n") << describe(client_out);
+  // A run in its own namespace does not see the group's listener.
+  const Outcome outsider =
+      run(shell("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 29555), 1)' "
+                "2>/dev/null && echo reached; echo end"));
+  EXPECT_EQ(outsider.stdout_data, "end\n") << describe(outsider);
+}
+
+TEST(SandboxCancel, CancelEndsTheTreeAndSaysSo) {
+  Spec spec = shell("sleep 30 & sleep 30");
+  spec.limits.wall = 20s;
+  spec.cancel = std::make_shared<Cancel>();
+  auto cancel = spec.cancel;
+  auto canceller = std::async(std::launch::async, [cancel] {
+    std::this_thread::sleep_for(300ms);
+    cancel->cancel();
+  });
+  const auto begin = std::chrono::steady_clock::now();
+  const Outcome out = run(spec);
+  canceller.get();
+  EXPECT_TRUE(out.cancelled) << describe(out);
+  EXPECT_EQ(out.limit, LimitHit::none) << describe(out);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 10s) << describe(out);
+  // A run that was not cancelled says so too.
+  Spec quiet = shell("true");
+  quiet.cancel = std::make_shared<Cancel>();
+  EXPECT_FALSE(run(quiet).cancelled);
 }
 
 TEST(SandboxResultFd, ChildWritesResultsOnFd3) {

@@ -5,10 +5,13 @@
 #include <linux/capability.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -483,11 +486,17 @@ int sandbox_init_main(void* arg) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  int keep[] = {plan.ctl_write,    plan.go_read,      plan.stdin_read,
-                plan.stdout_write, plan.stderr_write, plan.result_write};
-  close_all_except(keep, 6);
+  int keep[] = {plan.ctl_write,    plan.go_read,      plan.stdin_read, plan.stdout_write,
+                plan.stderr_write, plan.result_write, plan.netns_fd};
+  close_all_except(keep, 7);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (read_go(plan) != kGo) ::_exit(kSetupFailedExit);  // cgroups attached (or given up)
+  if (plan.netns_fd >= 0) {
+    // Before any user namespace of ours exists: only the host's root may enter it.
+    if (::setns(plan.netns_fd, CLONE_NEWNET) != 0)
+      fail("join the shared network namespace: %s", err());
+    ::close(plan.netns_fd);
+  }
 
   scrub_own_cmdline();
   build_root(plan);
@@ -526,6 +535,32 @@ int sandbox_init_main(void* arg) {
   ::_exit(WIFEXITED(target_status)
               ? WEXITSTATUS(target_status)
               : 128 + (WIFSIGNALED(target_status) ? WTERMSIG(target_status) : 0));
+}
+
+int network_holder_main(void* arg) {
+  const int* fds = static_cast<const int*>(arg);
+  const int ready = fds[0];
+  const int release = fds[1];
+  int keep[] = {ready, release};
+  close_all_except(keep, 2);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  char status = '0';
+  const int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock >= 0) {
+    ifreq request{};
+    std::memcpy(request.ifr_name, "lo", 3);
+    if (::ioctl(sock, SIOCGIFFLAGS, &request) == 0) {
+      request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP | IFF_RUNNING);
+      if (::ioctl(sock, SIOCSIFFLAGS, &request) == 0) status = '1';
+    }
+    ::close(sock);
+  }
+  [[maybe_unused]] ssize_t n = ::write(ready, &status, 1);
+  ::close(ready);
+  char byte = 0;
+  while (::read(release, &byte, 1) < 0 && errno == EINTR) {
+  }
+  ::_exit(0);
 }
 
 }  // namespace kj::sandbox::detail

@@ -53,6 +53,7 @@ struct ChildPlan {
   rlim_t processes = 0;  // RLIMIT_NPROC; 0 = leave (a pids cgroup caps the count)
   std::vector<sock_filter> seccomp;
   int result_fd = -1;  // fd number in the target
+  int netns_fd = -1;   // a network namespace to join (setns) instead of a new one
   // Child ends of the pipes (numbers in the supervisor; the child inherits them across clone).
   int ctl_write = -1, go_read = -1, stdin_read = -1, stdout_write = -1, stderr_write = -1,
       result_write = -1;
@@ -73,5 +74,9 @@ constexpr char kIdmapFailed = '0';
 
 // Entry point for clone(); `arg` is a ChildPlan. Never returns into supervisor code.
 int sandbox_init_main(void* arg);
+
+// Entry point for the SharedNetwork holder's clone(): brings loopback up in its new network
+// namespace, writes one byte on `ready`, then waits for `release` to close. `arg` is an int[2].
+int network_holder_main(void* arg);
 
 }  // namespace kj::sandbox::detail
