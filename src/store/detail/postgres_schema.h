@@ -122,6 +122,11 @@ CREATE TABLE workers (
 );
 CREATE INDEX workers_by_job ON workers (current_job_id) WHERE current_job_id IS NOT NULL;
 )sql"},
+    // The claim takes the oldest queued job of any of a worker's GPU types: without this index
+    // PostgreSQL walked the primary key past every finished job to find it.
+    {3, "queued jobs in id order", R"sql(
+CREATE INDEX jobs_queued_by_id ON jobs (id) WHERE state = 'queued';
+)sql"},
 };
 
 inline std::span<const Migration> postgres_migrations() { return kPostgresMigrations; }
