@@ -41,7 +41,9 @@ struct EnvOptions {
   std::size_t max_source_bytes = kj::judge::kDefaultMaxSourceBytes;
 
   void add_to(CLI::App* app) {
-    app->add_option("--device", device, "cpu or cuda:N")->capture_default_str();
+    app->add_option("--device", device,
+                    "cpu or cuda:N; a multi_gpu problem takes one GPU per rank: cuda:0,cuda:1")
+        ->capture_default_str();
     app->add_option("--python", python, "harness interpreter (default $KJ_PYTHON, else python3)");
     app->add_option("--harness", harness, "folder holding kj_harness (default: found beside kj)");
     app->add_option("--timeout", timeout_s, "wall-clock limit in seconds (default: task.yml's)");
@@ -61,9 +63,23 @@ struct EnvOptions {
   }
 
   kj::judge::Environment environment() const {
-    return kj::judge::discover_environment(python.empty() ? std::nullopt : std::optional(python),
-                                           harness.empty() ? std::nullopt : std::optional(harness),
-                                           device);
+    std::vector<std::string> devices;
+    std::istringstream list(device);
+    for (std::string one; std::getline(list, one, ',');) devices.push_back(one);
+    if (devices.empty()) devices.push_back(device);
+    auto environment = kj::judge::discover_environment(
+        python.empty() ? std::nullopt : std::optional(python),
+        harness.empty() ? std::nullopt : std::optional(harness), devices.front());
+    if (devices.size() > 1) {
+      for (const auto& one : devices) {
+        if (!one.starts_with("cuda:") || one.size() < 6 ||
+            one.find_first_not_of("0123456789", 5) != std::string::npos)
+          throw std::runtime_error("--device: a list of GPUs is cuda:N,cuda:M,..., not '" + device +
+                                   "'");
+      }
+      environment.rank_devices = devices;
+    }
+    return environment;
   }
 
   kj::judge::EvalRequest request(const kj::problem::Problem& problem, std::string source,

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -26,6 +27,18 @@ std::string to_string(RankingBy ranking) {
       return "geom";
   }
   return "last";
+}
+
+int Problem::gpus_needed() const {
+  int needed = 1;
+  if (!multi_gpu) return needed;
+  for (const auto* cases : {&tests, &benchmarks}) {
+    for (const auto& c : *cases) {
+      if (c.contains("world_size") && c["world_size"].is_number_integer())
+        needed = std::max(needed, c["world_size"].get<int>());
+    }
+  }
+  return needed;
 }
 
 const TaskFile& Problem::submission_file() const {

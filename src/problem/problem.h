@@ -68,6 +68,8 @@ struct Problem {
   std::vector<std::string> warnings;  // unknown keys and the like: shown, not fatal
 
   const TaskFile& submission_file() const;
+  // GPUs one evaluation takes: the largest world_size of a multi_gpu problem's cases, else 1.
+  int gpus_needed() const;
 };
 
 // Parses and validates DIR/task.yml. Throws ProblemError.
