@@ -2,15 +2,21 @@
 
 Generates ROWS submissions in the published submission-level layout (code of a few KB per row,
 like GPUMODE/kernelbot-data: ~1.4 GB for ~198k rows in the NVFP4 file, i.e. ~7 KB per row before
-compression), then times, each once after a warm-up of the page cache:
+compression), then times, after a warm-up of the page cache:
   kj import kernelbot (fresh SQLite store), kj export kernelbot (submission layout),
   kj export kernelbot --layout run, and a pyarrow script doing the same file work in Python:
   read the parquet, dedup (fastest per user, code, GPU) with pyarrow, write the two files.
+Each step prints its wall time and its CPU time (user + sys of the processes it ran; for the
+pyarrow script, of this process), the steadier figure on a shared machine.
 
-  $KJ_PYTHON bench/datasets_bench.py --kj build/kj [--rows 200000] [--work DIR]
+  $KJ_PYTHON bench/datasets_bench.py --kj build/kj [--rows 200000] [--work DIR] [--repeat N]
+
+With --work DIR the generated files are kept there and reused by the next run with the same
+--rows (generating 200,000 rows takes minutes).
 """
 
 import argparse
+import os
 import random
 import shutil
 import subprocess
@@ -93,21 +99,40 @@ def generate(out_dir, rows):
     }), out_dir / "leaderboards.parquet")
 
 
+def cpu_children():
+    t = os.times()
+    return t.children_user, t.children_system
+
+
+def cpu_self():
+    t = os.times()
+    return t.user, t.system
+
+
+def report(what, wall, cpu0, cpu1, note):
+    user, system = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+    print(f"{what:<34} {wall:7.2f} s wall  {user + system:6.2f} s CPU ({user:.2f} user + "
+          f"{system:.2f} sys)   {note}", flush=True)
+
+
 def timed(what, argv):
+    c0 = cpu_children()
     t0 = time.perf_counter()
     p = subprocess.run(argv, capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit(f"{what} failed: {p.stderr}")
-    print(f"{what:<34} {dt:7.2f} s   {p.stdout.strip()}")
+    report(what, dt, c0, cpu_children(), p.stdout.strip())
     return dt
 
 
 def pyarrow_baseline(src, out_dir):
     """The same file work in a pyarrow script: read, dedup, write both files."""
+    c0 = cpu_self()
     t0 = time.perf_counter()
     table = pq.read_table(src)
     read = time.perf_counter() - t0
+    c_read = cpu_self()
     # fastest per (leaderboard, user, code, GPU): sort, then keep each group's first row
     keyed = table.append_column("key", pc.binary_join_element_wise(
         pc.cast(table["leaderboard_id"], pa.string()), table["user_name"],
@@ -120,15 +145,16 @@ def pyarrow_baseline(src, out_dir):
     pq.write_table(kept, out_dir / "submissions.parquet")
     pq.write_table(kept.filter(kept["passed"]), out_dir / "successful_submissions.parquet")
     total = time.perf_counter() - t0
-    print(f"{'pyarrow script: read':<34} {read:7.2f} s   {table.num_rows} rows")
-    print(f"{'pyarrow script: read+dedup+write':<34} {total:7.2f} s   {kept.num_rows} rows kept")
+    report("pyarrow script: read", read, c0, c_read, f"{table.num_rows} rows")
+    report("pyarrow script: read+dedup+write", total, c0, cpu_self(), f"{kept.num_rows} rows kept")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kj", required=True)
     parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--work", help="folder for the files (default: a temporary one)")
+    parser.add_argument("--work", help="folder for the files, kept (default: a temporary one)")
+    parser.add_argument("--repeat", type=int, default=1, help="times each step is run")
     args = parser.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="kj-datasets-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -136,25 +162,34 @@ def main():
         src = work / "published"
         src.mkdir(exist_ok=True)
         t0 = time.perf_counter()
-        generate(src, args.rows)
+        made = src / "submissions.parquet"
+        if made.exists() and pq.ParquetFile(made).metadata.num_rows == args.rows:
+            print(f"reusing {made}")
+        else:
+            generate(src, args.rows)
         size = (src / "submissions.parquet").stat().st_size
         code_bytes = pq.read_table(src / "submissions.parquet", columns=["code"])["code"]
-        mean_code = sum(len(c) for c in code_bytes.to_pylist()) / args.rows
-        print(f"generated {args.rows} rows in {time.perf_counter() - t0:.1f} s: "
+        mean_code = pc.sum(pc.binary_length(code_bytes)).as_py() / args.rows
+        print(f"{args.rows} rows ready in {time.perf_counter() - t0:.1f} s: "
               f"{size / 2**20:.0f} MiB parquet, mean code {mean_code / 1024:.1f} KiB")
         db = work / "bench.db"
-        for f in work.glob("bench.db*"):
-            f.unlink()
         files = [src / "submissions.parquet", src / "leaderboards.parquet"]
         pq.read_table(files[0])  # page cache
-        timed("kj import kernelbot", [args.kj, "import", "kernelbot", *files, "--db", f"sqlite:{db}"])
-        timed("kj import kernelbot (again)", [args.kj, "import", "kernelbot", *files, "--db", f"sqlite:{db}"])
-        timed("kj export kernelbot", [args.kj, "export", "kernelbot", "--out", work / "export",
-                                      "--db", f"sqlite:{db}"])
-        timed("kj export kernelbot --layout run", [args.kj, "export", "kernelbot", "--layout", "run",
-                                                   "--out", work / "export_runs", "--db", f"sqlite:{db}"])
         (work / "baseline").mkdir(exist_ok=True)
-        pyarrow_baseline(files[0], work / "baseline")
+        for _ in range(args.repeat):
+            for f in work.glob("bench.db*"):
+                f.unlink()
+            with open("/proc/loadavg") as f:
+                print(f"load average {' '.join(f.read().split()[:3])}")
+            timed("kj import kernelbot", [args.kj, "import", "kernelbot", *files, "--db", f"sqlite:{db}"])
+            timed("kj import kernelbot (again)",
+                  [args.kj, "import", "kernelbot", *files, "--db", f"sqlite:{db}"])
+            timed("kj export kernelbot", [args.kj, "export", "kernelbot", "--out", work / "export",
+                                          "--db", f"sqlite:{db}"])
+            timed("kj export kernelbot --layout run",
+                  [args.kj, "export", "kernelbot", "--layout", "run", "--out", work / "export_runs",
+                   "--db", f"sqlite:{db}"])
+            pyarrow_baseline(files[0], work / "baseline")
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

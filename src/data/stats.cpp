@@ -97,19 +97,20 @@ std::vector<TopEntry> top_contestants(store::Store& store, const std::string& le
   const auto l = require_leaderboard(store, leaderboard);
   std::map<store::Id, TopEntry> by_user;
   const store::Id ids[] = {l.id};
-  store.for_each_submission_record(ids, [&](const store::SubmissionRecord& r) {
-    if (!gpu_type.empty() && r.submission.gpu_type != gpu_type) return;
-    auto& entry = by_user[r.submission.user_id];
-    entry.user_name = r.submission.user_name;
-    ++entry.submissions;
-    const auto score = detail::counted_score(r);
-    if (!score) return;
-    if (entry.best_submission_id == 0 || *score < entry.best_score) {
-      entry.best_score = *score;
-      entry.best_submission_id = r.submission.id;
-      entry.gpu_type = r.submission.gpu_type;
-    }
-  });
+  store.for_each_submission_record(
+      ids, store::Store::RecordCode::without, [&](const store::SubmissionRecord& r) {
+        if (!gpu_type.empty() && r.submission.gpu_type != gpu_type) return;
+        auto& entry = by_user[r.submission.user_id];
+        entry.user_name = r.submission.user_name;
+        ++entry.submissions;
+        const auto score = detail::counted_score(r);
+        if (!score) return;
+        if (entry.best_submission_id == 0 || *score < entry.best_score) {
+          entry.best_score = *score;
+          entry.best_submission_id = r.submission.id;
+          entry.gpu_type = r.submission.gpu_type;
+        }
+      });
   std::vector<TopEntry> entries;
   for (auto& [id, e] : by_user) {
     if (e.best_submission_id != 0) entries.push_back(std::move(e));
@@ -133,17 +134,18 @@ std::vector<ProgressionPoint> author_progression(store::Store& store, const std:
   if (!store.get_user(user)) throw DataError("no user named '" + user + "'");
   std::vector<ProgressionPoint> points;
   const store::Id ids[] = {l.id};
-  store.for_each_submission_record(ids, [&](const store::SubmissionRecord& r) {
-    if (r.submission.user_name != user) return;
-    ProgressionPoint p;
-    p.submission_id = r.submission.id;
-    p.time = r.submission.created_at;
-    p.gpu_type = r.submission.gpu_type;
-    p.mode = r.submission.mode;
-    p.verdict = r.submission.verdict;
-    p.score = detail::counted_score(r);
-    points.push_back(std::move(p));
-  });
+  store.for_each_submission_record(ids, store::Store::RecordCode::without,
+                                   [&](const store::SubmissionRecord& r) {
+                                     if (r.submission.user_name != user) return;
+                                     ProgressionPoint p;
+                                     p.submission_id = r.submission.id;
+                                     p.time = r.submission.created_at;
+                                     p.gpu_type = r.submission.gpu_type;
+                                     p.mode = r.submission.mode;
+                                     p.verdict = r.submission.verdict;
+                                     p.score = detail::counted_score(r);
+                                     points.push_back(std::move(p));
+                                   });
   std::stable_sort(points.begin(), points.end(),
                    [](const auto& a, const auto& b) { return a.time < b.time; });
   std::optional<double> best;
@@ -164,18 +166,19 @@ std::vector<LeaderboardSummary> summary(store::Store& store) {
     row.name = l.name;
     rows.push_back(std::move(row));
   }
-  store.for_each_submission_record({}, [&](const store::SubmissionRecord& r) {
-    auto& row = rows[index.at(r.submission.leaderboard_id)];
-    ++row.submissions;
-    users[r.submission.leaderboard_id].insert(r.submission.user_id);
-    if (const auto score = detail::counted_score(r)) {
-      ++row.scored;
-      if (!row.best_score || *score < *row.best_score) row.best_score = score;
-    }
-    const auto t = r.submission.created_at;
-    if (!row.first || t < *row.first) row.first = t;
-    if (!row.last || t > *row.last) row.last = t;
-  });
+  store.for_each_submission_record(
+      {}, store::Store::RecordCode::without, [&](const store::SubmissionRecord& r) {
+        auto& row = rows[index.at(r.submission.leaderboard_id)];
+        ++row.submissions;
+        users[r.submission.leaderboard_id].insert(r.submission.user_id);
+        if (const auto score = detail::counted_score(r)) {
+          ++row.scored;
+          if (!row.best_score || *score < *row.best_score) row.best_score = score;
+        }
+        const auto t = r.submission.created_at;
+        if (!row.first || t < *row.first) row.first = t;
+        if (!row.last || t > *row.last) row.last = t;
+      });
   for (const auto& [id, i] : index) {
     rows[i].users = static_cast<std::int64_t>(users[id].size());
   }

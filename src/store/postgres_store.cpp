@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "store/detail/crypto.h"
@@ -866,7 +867,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   }
 
   void for_each_submission_record(
-      std::span<const Id> leaderboard_ids,
+      std::span<const Id> leaderboard_ids, RecordCode code,
       const std::function<void(const SubmissionRecord&)>& visit) override {
     guarded("for_each_submission_record", [&] {
       std::string filter;
@@ -880,8 +881,9 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
                             ") ORDER BY submission_id, id");
       auto rows = db().exec(
           "SELECT s.id, s.user_id, u.name, s.leaderboard_id, l.name, s.file_name, s.code_id, "
-          "c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked, "
-          "c.code FROM submissions s JOIN users u ON u.id = s.user_id JOIN leaderboards l ON l.id "
+          "c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked" +
+          std::string(code == RecordCode::with ? ", c.code" : "") +
+          " FROM submissions s JOIN users u ON u.id = s.user_id JOIN leaderboards l ON l.id "
           "= s.leaderboard_id JOIN code_files c ON c.id = s.code_id " +
           where + "ORDER BY s.id");
       transaction.commit();
@@ -889,7 +891,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
       int run = 0;
       for (int i = 0; i < rows.rows(); ++i) {
         record.submission = read_submission(rows, i);
-        record.code = rows.bytes(i, 15);
+        if (code == RecordCode::with) record.code = rows.bytes(i, 15);
         record.runs.clear();
         while (run < runs.rows() && runs.int64(run, 1) < record.submission.id) ++run;
         while (run < runs.rows() && runs.int64(run, 1) == record.submission.id) {
@@ -900,18 +902,37 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     });
   }
 
-  int import_submissions(std::span<const ImportedSubmission> submissions) override {
+  int import_submissions(const std::function<bool(ImportedSubmission&)>& next) override {
+    // `next` cannot be rewound: a connection lost mid-import is not retried like other operations.
+    bool started = false;
     return guarded("import_submissions", [&] {
+      if (started) {
+        throw StoreError("import_submissions",
+                         "the connection to PostgreSQL was lost during the import, whose "
+                         "transaction was not committed; run the import again");
+      }
+      started = true;
       PgTransaction transaction(db());
       const Time now = options_.now();
       int added = 0;
-      for (const auto& s : submissions) {
-        require_leaderboard("import_submissions", s.leaderboard_id);
-        auto user = db().exec(
-            "INSERT INTO users (name, is_admin, created_at) VALUES ($1, 0, $2) ON CONFLICT "
-            "(name) DO UPDATE SET name = excluded.name RETURNING id",
-            {pg(s.user_name), pg_time(now)});
-        const Id user_id = user.int64(0, 0);
+      // A user is looked up (or created) once per import, not once per submission.
+      std::unordered_map<std::string, Id> users;
+      Id checked_leaderboard = 0;
+      ImportedSubmission s;
+      while (next(s)) {
+        if (s.leaderboard_id != checked_leaderboard) {
+          require_leaderboard("import_submissions", s.leaderboard_id);
+          checked_leaderboard = s.leaderboard_id;
+        }
+        auto known = users.find(s.user_name);
+        if (known == users.end()) {
+          auto user = db().exec(
+              "INSERT INTO users (name, is_admin, created_at) VALUES ($1, 0, $2) ON CONFLICT "
+              "(name) DO UPDATE SET name = excluded.name RETURNING id",
+              {pg(s.user_name), pg_time(now)});
+          known = users.emplace(s.user_name, user.int64(0, 0)).first;
+        }
+        const Id user_id = known->second;
         auto [code_id, hash] = put_code_locked(s.code);
         if (!db().exec("SELECT 1 FROM submissions WHERE user_id = $1 AND leaderboard_id = $2 AND "
                        "created_at = $3 AND code_id = $4 AND gpu_type = $5 AND mode = $6 AND "

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 
 #include "store/detail/crypto.h"
@@ -116,6 +117,45 @@ Run read_run(const Query& row) {
 User read_user(const Query& row) {
   return User{row.int64(0), row.text(1), row.int64(2) != 0, time_from_micros(row.int64(3))};
 }
+
+// Sets a numeric PRAGMA of the connection for this object's lifetime, then restores the old value.
+class ScopedPragma {
+ public:
+  ScopedPragma(Connection& db, std::string name, std::int64_t value)
+      : db_(db), name_(std::move(name)) {
+    {
+      auto row = db_.query("PRAGMA " + name_);
+      if (row.step()) old_ = row.int64(0);
+    }
+    db_.exec("PRAGMA " + name_ + " = " + std::to_string(value));
+  }
+  ~ScopedPragma() {
+    if (!old_) return;
+    try {
+      db_.exec("PRAGMA " + name_ + " = " + std::to_string(*old_));
+    } catch (const SqliteError&) {
+      // Only a cache or map size: the connection stays correct with the larger one.
+    }
+  }
+  ScopedPragma(const ScopedPragma&) = delete;
+  ScopedPragma& operator=(const ScopedPragma&) = delete;
+
+ private:
+  Connection& db_;
+  std::string name_;
+  std::optional<std::int64_t> old_;
+};
+
+// The page cache of a bulk import: 256 MiB (negative cache_size counts KiB).
+constexpr std::int64_t kImportCacheKiB = 256 * 1024;
+struct CacheSize : ScopedPragma {
+  CacheSize(Connection& db, std::int64_t kib) : ScopedPragma(db, "cache_size", -kib) {}
+};
+// Reads of a bulk export or import through a memory map of up to 4 GiB of the database file
+// (SQLite caps it at its compile-time limit); pages are still written through the WAL.
+struct MmapSize : ScopedPragma {
+  explicit MmapSize(Connection& db) : ScopedPragma(db, "mmap_size", std::int64_t{1} << 32) {}
+};
 
 class SqliteStore final : public Store {
  public:
@@ -839,7 +879,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
   }
 
   void for_each_submission_record(
-      std::span<const Id> leaderboard_ids,
+      std::span<const Id> leaderboard_ids, RecordCode code,
       const std::function<void(const SubmissionRecord&)>& visit) override {
     guarded("for_each_submission_record", [&] {
       std::string filter;
@@ -847,22 +887,27 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
         filter += (filter.empty() ? "" : ", ") + std::to_string(id);
       }
       const std::string where = filter.empty() ? "" : "WHERE s.leaderboard_id IN (" + filter + ") ";
+      // Reads the database file through a memory map: a whole export is hundreds of MB of code,
+      // and one pread per 4 KiB page costs more than the copy.
+      MmapSize mmap(db_);
       // The same snapshot for both reads.
       Transaction transaction(db_);
       auto runs = db_.query(std::string(kRunColumns) +
                             "WHERE submission_id IN (SELECT s.id FROM submissions s " + where +
                             ") ORDER BY submission_id, id");
       bool run_ready = runs.step();
+      const bool with_code = code == RecordCode::with;
       auto rows = db_.query(
           "SELECT s.id, s.user_id, u.name, s.leaderboard_id, l.name, s.file_name, s.code_id, "
-          "c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked, "
-          "c.code FROM submissions s JOIN users u ON u.id = s.user_id JOIN leaderboards l ON l.id "
+          "c.sha256, s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked" +
+          std::string(with_code ? ", c.code" : "") +
+          " FROM submissions s JOIN users u ON u.id = s.user_id JOIN leaderboards l ON l.id "
           "= s.leaderboard_id JOIN code_files c ON c.id = s.code_id " +
           where + "ORDER BY s.id");
       SubmissionRecord record;
       while (rows.step()) {
         record.submission = read_submission(rows);
-        record.code = rows.blob(15);
+        if (with_code) rows.blob_into(15, record.code);
         record.runs.clear();
         while (run_ready && runs.int64(1) < record.submission.id) run_ready = runs.step();
         while (run_ready && runs.int64(1) == record.submission.id) {
@@ -875,15 +920,27 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
     });
   }
 
-  int import_submissions(std::span<const ImportedSubmission> submissions) override {
+  int import_submissions(const std::function<bool(ImportedSubmission&)>& next) override {
     return guarded("import_submissions", [&] {
+      // A page cache large enough for the indexes this transaction keeps touching (the default
+      // 2 MiB spills them to the WAL and reads them back on every row); safe: only memory.
+      CacheSize cache(db_, kImportCacheKiB);
+      MmapSize mmap(db_);
       Transaction transaction(db_);
       const Time now = options_.now();
       int added = 0;
-      for (const auto& s : submissions) {
-        require_leaderboard("import_submissions", s.leaderboard_id);
+      std::unordered_map<std::string, Id> users;
+      Id checked_leaderboard = 0;
+      ImportedSubmission s;
+      while (next(s)) {
+        if (s.leaderboard_id != checked_leaderboard) {
+          require_leaderboard("import_submissions", s.leaderboard_id);
+          checked_leaderboard = s.leaderboard_id;
+        }
         Id user_id = 0;
-        {
+        if (auto known = users.find(s.user_name); known != users.end()) {
+          user_id = known->second;
+        } else {
           auto row = db_.query("SELECT id FROM users WHERE name = ?1");
           row.bind(1, s.user_name);
           if (row.step()) user_id = row.int64(0);
@@ -895,6 +952,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
               .run();
           user_id = db_.last_insert_id();
         }
+        users.emplace(s.user_name, user_id);
         auto [code_id, hash] = put_code_locked(s.code);
         {
           auto row = db_.query(
@@ -1070,6 +1128,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
         .bind_blob(2, code.data(), code.size())
         .bind(3, micros(options_.now()))
         .run();
+    if (db_.changes() == 1) return {db_.last_insert_id(), hash};
     auto row = db_.query("SELECT id FROM code_files WHERE sha256 = ?1");
     row.bind(1, hash);
     row.step();

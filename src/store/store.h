@@ -349,13 +349,29 @@ class Store {
                                  int max_submissions, std::chrono::seconds window) = 0;
 
   // Datasets. Every submission of the given leaderboards (every leaderboard when empty) with its
-  // code and runs, by id, read in one transaction.
+  // runs, by id, read in one transaction; with its code only when `code` is RecordCode::with
+  // (otherwise SubmissionRecord::code is empty: rankings and summaries need no code).
+  enum class RecordCode { with, without };
   virtual void for_each_submission_record(
-      std::span<const Id> leaderboard_ids,
+      std::span<const Id> leaderboard_ids, RecordCode code,
       const std::function<void(const SubmissionRecord&)>& visit) = 0;
+  void for_each_submission_record(std::span<const Id> leaderboard_ids,
+                                  const std::function<void(const SubmissionRecord&)>& visit) {
+    for_each_submission_record(leaderboard_ids, RecordCode::with, visit);
+  }
   // Records submissions judged elsewhere, all in one transaction (all or none); those already
-  // present are skipped. Returns how many were added.
-  virtual int import_submissions(std::span<const ImportedSubmission> submissions) = 0;
+  // present are skipped. `next` fills in the next submission (the object is reused from call to
+  // call) and returns false after the last; an exception from `next` rolls everything back.
+  // Returns how many were added.
+  virtual int import_submissions(const std::function<bool(ImportedSubmission&)>& next) = 0;
+  int import_submissions(std::span<const ImportedSubmission> submissions) {
+    std::size_t i = 0;
+    return import_submissions([&](ImportedSubmission& s) {
+      if (i == submissions.size()) return false;
+      s = submissions[i++];
+      return true;
+    });
+  }
 };
 
 // "sqlite:PATH" or a plain path: SQLite (created if missing, migrated to the current schema).

@@ -1069,6 +1069,72 @@ TEST_P(StoreTest, WaitForJobsWakesWhenAnotherConnectionQueuesOne) {
   }
 }
 
+// A published submission as the dataset import hands it to the store.
+kj::store::ImportedSubmission imported(Id board, const std::string& user, int n, Time at) {
+  kj::store::ImportedSubmission s;
+  s.user_name = user;
+  s.leaderboard_id = board;
+  s.file_name = "submission.py";
+  s.code = "def custom_kernel(x):  # " + std::to_string(n) + "\n    return x\n";
+  s.gpu_type = "H200";
+  s.mode = "leaderboard";
+  s.created_at = at + std::chrono::seconds(n);
+  s.verdict = "accepted";
+  s.score = 1e-5 * n;
+  NewRun run;
+  run.mode = "leaderboard";
+  run.runner = "H200";
+  run.score = s.score;
+  run.passed = true;
+  run.start_time = run.end_time = s.created_at;
+  s.runs.push_back(run);
+  return s;
+}
+
+TEST_P(StoreTest, ImportIsAllOrNothingAndIdempotent) {
+  open();
+  Id board = leaderboard();
+  std::vector<kj::store::ImportedSubmission> batch;
+  for (int n = 1; n <= 3; ++n) batch.push_back(imported(board, n == 3 ? "bob" : "alice", n, now()));
+  EXPECT_EQ(store_->import_submissions(batch), 3);
+  EXPECT_EQ(store_->import_submissions(batch), 0) << "the same submissions again add nothing";
+  const auto count = [&] { return query_int("SELECT COUNT(*) FROM submissions"); };
+  const auto users = [&] { return query_int("SELECT COUNT(*) FROM users"); };
+  EXPECT_EQ(count(), 3);
+  EXPECT_EQ(users(), 2);
+
+  // A source that fails half-way (a bad row found while streaming): nothing of it is kept, and
+  // what was stored before stays.
+  int pulled = 0;
+  EXPECT_THROW(store_->import_submissions([&](kj::store::ImportedSubmission& s) {
+    if (++pulled == 3) throw std::runtime_error("row 3 is bad");
+    s = imported(board, "carol", 10 + pulled, now());
+    return true;
+  }),
+               StoreError);
+  EXPECT_EQ(pulled, 3);
+  EXPECT_EQ(count(), 3);
+  EXPECT_EQ(users(), 2) << "the user created by the failed import is rolled back";
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM runs"), 3);
+
+  // Read back with and without the code.
+  std::vector<std::string> codes;
+  const Id ids[] = {board};
+  store_->for_each_submission_record(ids, [&](const kj::store::SubmissionRecord& r) {
+    codes.push_back(r.code);
+    EXPECT_EQ(r.runs.size(), 1u);
+  });
+  EXPECT_EQ(codes, (std::vector<std::string>{batch[0].code, batch[1].code, batch[2].code}));
+  int without = 0;
+  store_->for_each_submission_record(ids, Store::RecordCode::without,
+                                     [&](const kj::store::SubmissionRecord& r) {
+                                       EXPECT_TRUE(r.code.empty());
+                                       EXPECT_EQ(r.runs.size(), 1u);
+                                       ++without;
+                                     });
+  EXPECT_EQ(without, 3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& backend) {
                            return backend.param;

@@ -1,8 +1,6 @@
 #include "data/detail/arrow_io.h"
 
-#include <arrow/io/file.h>
 #include <parquet/arrow/reader.h>
-#include <parquet/arrow/writer.h>
 #include <parquet/exception.h>
 
 #include <random>
@@ -16,25 +14,60 @@ void check(const arrow::Status& status, const std::string& what) {
   if (!status.ok()) throw DataError(what + ": " + status.ToString());
 }
 
-void write_parquet(const arrow::Table& table, const fs::path& out) {
+ParquetFileWriter::ParquetFileWriter(std::shared_ptr<arrow::Schema> schema, fs::path out)
+    : out_(std::move(out)) {
   std::random_device random;
-  const fs::path partial = out.string() + ".partial-" + std::to_string(random());
-  try {
-    auto file = value_or_throw(arrow::io::FileOutputStream::Open(partial.string()),
-                               "cannot create " + partial.string());
-    auto properties =
-        parquet::WriterProperties::Builder().compression(parquet::Compression::SNAPPY)->build();
-    auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-    check(parquet::arrow::WriteTable(table, arrow::default_memory_pool(), file, 64 * 1024,
-                                     properties, arrow_properties),
-          "cannot write " + out.string());
-    check(file->Close(), "cannot write " + out.string());
-    fs::rename(partial, out);
-  } catch (...) {
+  partial_ = out_.string() + ".partial-" + std::to_string(random());
+  file_ = value_or_throw(arrow::io::FileOutputStream::Open(partial_.string()),
+                         "cannot create " + partial_.string());
+  auto properties = parquet::WriterProperties::Builder()
+                        .compression(parquet::Compression::SNAPPY)
+                        ->max_row_group_length(64 * 1024)
+                        ->build();
+  auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  auto writer = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), file_,
+                                                 properties, arrow_properties);
+  if (!writer.ok()) {
+    (void)file_->Close();
     std::error_code ec;
-    fs::remove(partial, ec);
-    throw;
+    fs::remove(partial_, ec);
+    check(writer.status(), "cannot write " + out_.string());
   }
+  writer_ = std::move(writer).ValueUnsafe();
+}
+
+ParquetFileWriter::~ParquetFileWriter() {
+  if (!writer_) return;
+  (void)file_->Close();
+  std::error_code ec;
+  fs::remove(partial_, ec);
+}
+
+void ParquetFileWriter::write(const arrow::RecordBatch& batch) {
+  check(writer_->WriteRecordBatch(batch), "cannot write " + out_.string());
+}
+
+void ParquetFileWriter::write(const arrow::Table& table) {
+  arrow::TableBatchReader batches(table);
+  std::shared_ptr<arrow::RecordBatch> batch;
+  while (true) {
+    check(batches.ReadNext(&batch), "cannot write " + out_.string());
+    if (!batch) break;
+    write(*batch);
+  }
+}
+
+void ParquetFileWriter::close() {
+  check(writer_->Close(), "cannot write " + out_.string());
+  check(file_->Close(), "cannot write " + out_.string());
+  fs::rename(partial_, out_);
+  writer_.reset();
+}
+
+void write_parquet(const arrow::Table& table, const fs::path& out) {
+  ParquetFileWriter writer(table.schema(), out);
+  writer.write(table);
+  writer.close();
 }
 
 std::shared_ptr<arrow::Table> read_parquet(const fs::path& path) {
@@ -49,7 +82,7 @@ std::shared_ptr<arrow::Table> read_parquet(const fs::path& path) {
     auto reader = value_or_throw(builder.Build(), path.string() + " is not a parquet file");
     std::shared_ptr<arrow::Table> table;
     check(reader->ReadTable(&table), "cannot read " + path.string());
-    return value_or_throw(table->CombineChunks(), "cannot read " + path.string());
+    return table;
   } catch (const parquet::ParquetException& e) {
     throw DataError(path.string() + " is not a readable parquet file: " + e.what());
   }

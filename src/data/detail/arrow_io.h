@@ -2,6 +2,8 @@
 #pragma once
 
 #include <arrow/api.h>
+#include <arrow/io/file.h>
+#include <parquet/arrow/writer.h>
 
 #include <filesystem>
 #include <memory>
@@ -18,9 +20,29 @@ T value_or_throw(arrow::Result<T> result, const std::string& what) {
   return std::move(result).ValueUnsafe();
 }
 
-// Writes `table` (snappy-compressed, 64k-row groups), replacing `out` only once it is complete.
+// A parquet file written record batch by record batch (snappy-compressed, 64k-row groups), so
+// that an export holds one batch in memory, not the whole table. It is written beside `out` and
+// renamed to `out` by close(); destroyed before close(), it leaves nothing behind.
+class ParquetFileWriter {
+ public:
+  ParquetFileWriter(std::shared_ptr<arrow::Schema> schema, std::filesystem::path out);
+  ~ParquetFileWriter();
+  ParquetFileWriter(const ParquetFileWriter&) = delete;
+  ParquetFileWriter& operator=(const ParquetFileWriter&) = delete;
+  void write(const arrow::RecordBatch& batch);
+  void write(const arrow::Table& table);
+  void close();
+
+ private:
+  std::filesystem::path out_, partial_;
+  std::shared_ptr<arrow::io::FileOutputStream> file_;
+  std::unique_ptr<parquet::arrow::FileWriter> writer_;
+};
+
+// Writes `table` as above, replacing `out` only once it is complete.
 void write_parquet(const arrow::Table& table, const std::filesystem::path& out);
-// Reads a whole file; every column becomes one chunk. DataError when it is not parquet.
+// Reads a whole file (a column may come in several chunks: ColumnReader joins the ones it reads).
+// DataError when it is not parquet.
 std::shared_ptr<arrow::Table> read_parquet(const std::filesystem::path& path);
 
 // A column of a table read from `file`, checked against the type the reader needs; the messages

@@ -62,10 +62,17 @@ class TableBuilder {
     check(list.Append(), "export");
     for (const auto& v : values) check(items.Append(v), "export");
   }
-  std::shared_ptr<arrow::Table> finish() {
+  std::shared_ptr<arrow::Schema> schema() const { return arrow::schema(fields_); }
+  std::int64_t rows() const { return builders_.empty() ? 0 : builders_.front()->length(); }
+  // The rows appended since the last call, as one batch; the builders start over empty.
+  std::shared_ptr<arrow::RecordBatch> flush() {
     arrow::ArrayVector arrays;
+    const auto n = rows();
     for (auto& b : builders_) arrays.push_back(value_or_throw(b->Finish(), "export"));
-    return arrow::Table::Make(arrow::schema(fields_), arrays);
+    return arrow::RecordBatch::Make(schema(), n, arrays);
+  }
+  std::shared_ptr<arrow::Table> finish() {
+    return value_or_throw(arrow::Table::FromRecordBatches({flush()}), "export");
   }
 
  private:
@@ -123,7 +130,7 @@ class UserNames {
 
 struct SubmissionRow {
   store::Id submission_id = 0, leaderboard_id = 0, user_id = 0, code_id = 0;
-  std::string problem_name, file_name, status, mode, runner, code;
+  std::string problem_name, file_name, status, mode, runner;
   std::int64_t time = 0;
   std::optional<double> score;
   bool passed = false;
@@ -149,7 +156,6 @@ SubmissionRow submission_row(const store::SubmissionRecord& r) {
   row.file_name = s.file_name;
   row.mode = s.mode;
   row.runner = s.gpu_type;
-  row.code = r.code;
   row.time = micros(s.created_at);
   row.score = detail::counted_score(r);
   row.status = status_of(r, row.score);
@@ -165,14 +171,6 @@ SubmissionRow submission_row(const store::SubmissionRecord& r) {
     row.passed = any && all;
   }
   return row;
-}
-
-// Fastest first (no score last), then the earliest.
-bool better(const SubmissionRow& a, const SubmissionRow& b) {
-  if (a.score.has_value() != b.score.has_value()) return a.score.has_value();
-  if (a.score && *a.score != *b.score) return *a.score < *b.score;
-  if (a.time != b.time) return a.time < b.time;
-  return a.submission_id < b.submission_id;
 }
 
 TableBuilder submission_table() {
@@ -194,7 +192,8 @@ TableBuilder submission_table() {
   return t;
 }
 
-void append(TableBuilder& t, const SubmissionRow& r, const UserNames& users) {
+void append(TableBuilder& t, const SubmissionRow& r, std::string_view code,
+            const UserNames& users) {
   t.integer(0, r.submission_id);
   t.integer(1, r.leaderboard_id);
   t.string(2, r.problem_name);
@@ -208,7 +207,7 @@ void append(TableBuilder& t, const SubmissionRow& r, const UserNames& users) {
   t.boolean(10, r.passed);
   t.string(11, r.mode);
   t.string(12, r.runner);
-  t.string(13, r.code);
+  t.string(13, code);
 }
 
 TableBuilder run_table() {
@@ -316,11 +315,45 @@ struct LeaderboardRow {
   std::vector<std::string> gpu_types;
 };
 
-// The submissions of all files, keyed by their origin so each one is imported once.
+// The submission-level columns of one file, checked for presence and type.
+struct SubmissionColumns {
+  std::shared_ptr<arrow::Array> submission_id, problem_name, user_id, user_name, file_name, status,
+      mode, runner, code;
+  std::shared_ptr<arrow::TimestampArray> time;
+  std::shared_ptr<arrow::DoubleArray> score;
+  std::shared_ptr<arrow::BooleanArray> passed;
+};
+
+// A submission found in the files. Submission-level rows stay in their Arrow columns until they
+// are stored (the code is copied once, into the store); run-level ones are gathered from their
+// runs first.
+struct PendingSubmission {
+  std::int64_t time = 0, origin = 0;  // the order they are stored in: oldest first
+  std::size_t leaderboard = 0;        // index into Pending::leaderboards
+  std::size_t file = 0;               // submission level: index into Pending::columns
+  std::int64_t row = 0;               // submission level: its row
+  std::int64_t run_level = -1;        // run level: index into Pending::run_level
+};
+
 struct Pending {
-  std::vector<store::ImportedSubmission> submissions;
-  std::vector<std::string> leaderboard_names;  // per submission, resolved to ids at the end
-  std::vector<std::pair<std::int64_t, std::int64_t>> order;  // (time, origin id) per submission
+  std::vector<PendingSubmission> submissions;
+  std::vector<std::string> leaderboards;            // names, resolved to ids at the end
+  std::vector<std::vector<std::string>> gpu_types;  // per leaderboard, as seen in the rows
+  std::map<std::string, std::size_t, std::less<>> leaderboard_index;
+  std::vector<SubmissionColumns> columns;            // per submission-level file
+  std::vector<store::ImportedSubmission> run_level;  // complete but for leaderboard_id
+
+  std::size_t leaderboard(std::string_view name) {
+    auto it = leaderboard_index.find(name);
+    if (it != leaderboard_index.end()) return it->second;
+    leaderboards.emplace_back(name);
+    gpu_types.emplace_back();
+    return leaderboard_index.emplace(std::string(name), leaderboards.size() - 1).first->second;
+  }
+  void see_gpu(std::size_t leaderboard, std::string_view gpu) {
+    auto& seen = gpu_types[leaderboard];
+    if (std::find(seen.begin(), seen.end(), gpu) == seen.end()) seen.emplace_back(gpu);
+  }
 };
 
 std::vector<LeaderboardRow> read_leaderboards(const detail::ColumnReader& c) {
@@ -358,48 +391,72 @@ std::string verdict_from_status(std::string_view status) {
 
 void read_submission_layout(const detail::ColumnReader& c, Pending& pending,
                             detail::ProgressBar& bar) {
-  auto submission_id = c.integers("submission_id");
+  SubmissionColumns cols;
+  cols.submission_id = c.integers("submission_id");
   c.integers("leaderboard_id");
-  auto problem_name = c.strings("problem_name");
-  auto user_id = c.strings("user_id");
-  auto user_name = c.strings("user_name");
+  cols.problem_name = c.strings("problem_name");
+  cols.user_id = c.strings("user_id");
+  cols.user_name = c.strings("user_name");
   c.integers("code_id");
-  auto file_name = c.strings("file_name");
-  auto time = c.timestamps("submission_time");
-  auto status = c.strings("status");
-  auto score = c.doubles("score");
-  auto passed = c.booleans("passed");
-  auto mode = c.strings("mode");
-  auto runner = c.strings("runner");
-  auto code = c.strings("code");
+  cols.file_name = c.strings("file_name");
+  cols.time = c.timestamps("submission_time");
+  cols.status = c.strings("status");
+  cols.score = c.doubles("score");
+  cols.passed = c.booleans("passed");
+  cols.mode = c.strings("mode");
+  cols.runner = c.strings("runner");
+  cols.code = c.strings("code");
+  const std::size_t file = pending.columns.size();
   for (std::int64_t i = 0; i < c.rows(); ++i) {
-    store::ImportedSubmission s;
-    s.user_name = detail::string_at(*user_name, i);
-    if (s.user_name.empty()) s.user_name = "user-" + std::string(detail::string_at(*user_id, i));
-    s.file_name = detail::string_at(*file_name, i);
-    s.code = detail::string_at(*code, i);
-    s.gpu_type = detail::string_at(*runner, i);
-    s.mode = detail::string_at(*mode, i);
-    if (time->IsNull(i)) {
+    if (cols.time->IsNull(i)) {
       throw DataError(c.file() + ": row " + std::to_string(i) + " has no submission_time");
     }
-    s.created_at = from_micros(detail::micros_at(*time, i));
-    const auto st = detail::string_at(*status, i);
-    s.verdict = verdict_from_status(st);
-    s.hacked = st == "hacked";
-    if (!score->IsNull(i)) s.score = score->Value(i);
-    store::NewRun run;
-    run.mode = s.mode;
-    run.runner = s.gpu_type;
-    run.score = s.score;
-    run.passed = !passed->IsNull(i) && passed->Value(i);
-    run.start_time = run.end_time = s.created_at;
-    s.runs.push_back(std::move(run));
-    pending.order.emplace_back(micros(s.created_at), detail::integer_at(*submission_id, i));
-    pending.leaderboard_names.emplace_back(detail::string_at(*problem_name, i));
-    pending.submissions.push_back(std::move(s));
+    PendingSubmission p;
+    p.time = detail::micros_at(*cols.time, i);
+    p.origin = detail::integer_at(*cols.submission_id, i);
+    p.leaderboard = pending.leaderboard(detail::string_at(*cols.problem_name, i));
+    p.file = file;
+    p.row = i;
+    const auto gpu = detail::string_at(*cols.runner, i);
+    if (detail::string_at(*cols.file_name, i).empty() || gpu.empty() ||
+        detail::string_at(*cols.mode, i).empty()) {
+      throw DataError("submission " + std::to_string(p.origin) + " on '" +
+                      pending.leaderboards[p.leaderboard] +
+                      "' lacks a user name, file name, GPU or mode");
+    }
+    pending.see_gpu(p.leaderboard, gpu);
+    pending.submissions.push_back(p);
     bar.advance();
   }
+  pending.columns.push_back(std::move(cols));
+}
+
+// The submission at row i of a submission-level file, into `s` (whose buffers are reused).
+void fill_submission(const SubmissionColumns& c, std::int64_t i, store::ImportedSubmission& s) {
+  const auto name = detail::string_at(*c.user_name, i);
+  if (name.empty()) {
+    s.user_name.assign("user-").append(detail::string_at(*c.user_id, i));
+  } else {
+    s.user_name.assign(name);
+  }
+  s.file_name.assign(detail::string_at(*c.file_name, i));
+  s.code.assign(detail::string_at(*c.code, i));
+  s.gpu_type.assign(detail::string_at(*c.runner, i));
+  s.mode.assign(detail::string_at(*c.mode, i));
+  s.created_at = from_micros(detail::micros_at(*c.time, i));
+  const auto status = detail::string_at(*c.status, i);
+  s.verdict = verdict_from_status(status);
+  s.hacked = status == "hacked";
+  s.score = c.score->IsNull(i) ? std::nullopt : std::optional<double>(c.score->Value(i));
+  s.runs.resize(1);
+  auto& run = s.runs.front();
+  run.mode = s.mode;
+  run.runner = s.gpu_type;
+  run.score = s.score;
+  run.passed = !c.passed->IsNull(i) && c.passed->Value(i);
+  run.secret = false;
+  run.compilation_json = run.result_json = run.system_json = "{}";
+  run.start_time = run.end_time = s.created_at;
 }
 
 std::string json_or_empty_object(std::string_view text) {
@@ -426,7 +483,8 @@ void read_run_layout(const detail::ColumnReader& c,
   auto compilation = c.strings("run_compilation");
   auto meta = c.strings("run_meta");
   auto system = c.strings("run_system_info");
-  std::map<std::int64_t, std::size_t> by_origin;  // submission_id -> index in pending
+  const std::size_t first = pending.submissions.size();
+  std::map<std::int64_t, std::size_t> by_origin;  // submission_id -> index in pending.run_level
   for (std::int64_t i = 0; i < c.rows(); ++i) {
     const std::int64_t origin = detail::integer_at(*submission_id, i);
     const std::int64_t lb = detail::integer_at(*leaderboard_id, i);
@@ -450,7 +508,7 @@ void read_run_layout(const detail::ColumnReader& c,
         throw DataError(c.file() + ": row " + std::to_string(i) + ": a run_* column is not JSON");
       }
     }
-    auto [it, inserted] = by_origin.emplace(origin, pending.submissions.size());
+    auto [it, inserted] = by_origin.emplace(origin, pending.run_level.size());
     if (inserted) {
       store::ImportedSubmission s;
       s.user_name = "user-" + std::to_string(detail::integer_at(*user_id, i));
@@ -464,11 +522,15 @@ void read_run_layout(const detail::ColumnReader& c,
       s.mode = meta_json.value("submission_mode", std::string());
       s.verdict = meta_json.value("verdict", std::string());
       s.hacked = meta_json.value("hacked", false);
-      pending.order.emplace_back(micros(s.created_at), origin);
-      pending.leaderboard_names.push_back(lb_name->second);
-      pending.submissions.push_back(std::move(s));
+      PendingSubmission p;
+      p.time = micros(s.created_at);
+      p.origin = origin;
+      p.leaderboard = pending.leaderboard(lb_name->second);
+      p.run_level = static_cast<std::int64_t>(pending.run_level.size());
+      pending.submissions.push_back(p);
+      pending.run_level.push_back(std::move(s));
     }
-    auto& s = pending.submissions[it->second];
+    auto& s = pending.run_level[it->second];
     store::NewRun run;
     run.mode = detail::string_at(*mode, i);
     run.runner = meta_json.value("runner", s.gpu_type);
@@ -484,7 +546,7 @@ void read_run_layout(const detail::ColumnReader& c,
   }
   // Files of the AMD release carry no GPU, mode or verdict: taken from the runs.
   for (const auto& [origin, index] : by_origin) {
-    auto& s = pending.submissions[index];
+    auto& s = pending.run_level[index];
     if (s.gpu_type.empty()) {
       s.gpu_type = "unknown";
       for (auto& run : s.runs) {
@@ -502,6 +564,16 @@ void read_run_layout(const detail::ColumnReader& c,
     if (s.mode.empty()) s.mode = has_leaderboard_run ? "leaderboard" : s.runs.front().mode;
     if (s.verdict.empty()) s.verdict = all_passed ? "accepted" : "failed";
     s.score = best;
+  }
+  for (std::size_t k = first; k < pending.submissions.size(); ++k) {
+    const auto& p = pending.submissions[k];
+    const auto& s = pending.run_level[static_cast<std::size_t>(p.run_level)];
+    if (s.file_name.empty() || s.mode.empty()) {
+      throw DataError("submission " + std::to_string(p.origin) + " on '" +
+                      pending.leaderboards[p.leaderboard] +
+                      "' lacks a user name, file name, GPU or mode");
+    }
+    pending.see_gpu(p.leaderboard, s.gpu_type);
   }
 }
 
@@ -527,73 +599,92 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   counts.leaderboards = static_cast<std::int64_t>(leaderboards.size());
   UserNames users(options.anonymize);
   const bool progress = detail::want_progress(options.progress);
-  if (options.layout == KernelbotLayout::submission) {
-    std::vector<SubmissionRow> rows;
-    std::map<std::tuple<store::Id, store::Id, store::Id, std::string>, std::size_t> best;
-    {
-      detail::ProgressBar bar(progress, "reading submissions", 0);
-      if (!ids.empty()) {
-        store.for_each_submission_record(ids, [&](const store::SubmissionRecord& r) {
+  const bool by_submission = options.layout == KernelbotLayout::submission;
+  // First pass, without code: the users (anonymized ids need them all) and, per submission, the
+  // submissions dedup keeps (ids ascending).
+  std::vector<store::Id> kept;
+  std::int64_t total = 0;
+  store::Id last_id = 0;  // submissions added after the first pass are left out of the second
+  if (!ids.empty()) {
+    detail::ProgressBar bar(progress, "reading submissions", 0);
+    struct Best {
+      std::optional<double> score;
+      std::int64_t time = 0;
+      store::Id id = 0;
+    };
+    std::map<std::tuple<store::Id, store::Id, store::Id, std::string>, Best> best;
+    store.for_each_submission_record(
+        ids, store::Store::RecordCode::without, [&](const store::SubmissionRecord& r) {
           users.see(r.submission.user_id, r.submission.user_name);
-          SubmissionRow row = submission_row(r);
-          auto key = std::make_tuple(row.leaderboard_id, row.user_id, row.code_id, row.runner);
-          auto [it, inserted] = best.emplace(key, rows.size());
-          if (!inserted) {
-            if (!better(row, rows[it->second])) return;
-            rows[it->second].submission_id = 0;  // replaced
-            it->second = rows.size();
-          }
-          rows.push_back(std::move(row));
+          last_id = r.submission.id;
+          ++total;
           bar.advance();
+          if (!by_submission) return;
+          const auto& s = r.submission;
+          Best row{detail::counted_score(r), micros(s.created_at), s.id};
+          auto [it, inserted] = best.try_emplace(
+              std::make_tuple(s.leaderboard_id, s.user_id, s.code_id, s.gpu_type), row);
+          if (inserted) return;
+          // Fastest first (no score last), then the earliest.
+          const Best& a = row;
+          const Best& b = it->second;
+          const bool a_better = a.score.has_value() != b.score.has_value() ? a.score.has_value()
+                                : a.score && *a.score != *b.score          ? *a.score < *b.score
+                                : a.time != b.time                         ? a.time < b.time
+                                                                           : a.id < b.id;
+          if (a_better) it->second = row;
         });
-      }
-    }
-    users.finish();
-    TableBuilder all = submission_table(), successful = submission_table();
-    detail::ProgressBar bar(progress, "writing submissions",
-                            static_cast<std::int64_t>(rows.size()));
-    for (const auto& row : rows) {
-      bar.advance();
-      if (row.submission_id == 0) continue;
-      append(all, row, users);
-      ++counts.submissions;
-      if (!row.passed) continue;
-      append(successful, row, users);
-      ++counts.successful_submissions;
-    }
-    rows.clear();
-    detail::write_parquet(*all.finish(), options.out_dir / "submissions.parquet");
-    detail::write_parquet(*successful.finish(), options.out_dir / "successful_submissions.parquet");
-  } else {
-    std::vector<store::SubmissionRecord> records;
-    {
-      detail::ProgressBar bar(progress, "reading submissions", 0);
-      if (!ids.empty()) {
-        store.for_each_submission_record(ids, [&](const store::SubmissionRecord& r) {
-          users.see(r.submission.user_id, r.submission.user_name);
-          records.push_back(r);
-          bar.advance();
-        });
-      }
-    }
-    users.finish();
-    TableBuilder all = run_table(), successful = run_table();
-    detail::ProgressBar bar(progress, "writing runs", static_cast<std::int64_t>(records.size()));
-    for (const auto& r : records) {
-      for (const auto& run : r.runs) {
-        if (run.secret) continue;  // secret runs stay private, as in the published release
-        append_run(all, r, run, users);
-        ++counts.submissions;
-        if (!run.passed) continue;
-        append_run(successful, r, run, users);
-        ++counts.successful_submissions;
-      }
-      bar.advance();
-    }
-    records.clear();
-    detail::write_parquet(*all.finish(), options.out_dir / "submissions.parquet");
-    detail::write_parquet(*successful.finish(), options.out_dir / "successful_submissions.parquet");
+    kept.reserve(best.size());
+    for (const auto& [key, b] : best) kept.push_back(b.id);
+    std::sort(kept.begin(), kept.end());
   }
+  users.finish();
+  // Second pass, with code: rows go to both files in batches, so memory holds one batch.
+  constexpr std::int64_t kBatchRows = 4096;
+  TableBuilder all = by_submission ? submission_table() : run_table();
+  TableBuilder successful = by_submission ? submission_table() : run_table();
+  detail::ParquetFileWriter all_file(all.schema(), options.out_dir / "submissions.parquet");
+  detail::ParquetFileWriter successful_file(successful.schema(),
+                                            options.out_dir / "successful_submissions.parquet");
+  const auto flush = [](TableBuilder& t, detail::ParquetFileWriter& file, std::int64_t at_least) {
+    if (t.rows() > 0 && t.rows() >= at_least) file.write(*t.flush());
+  };
+  if (!ids.empty()) {
+    detail::ProgressBar bar(progress, by_submission ? "writing submissions" : "writing runs",
+                            total);
+    std::size_t next_kept = 0;
+    store.for_each_submission_record(
+        ids, store::Store::RecordCode::with, [&](const store::SubmissionRecord& r) {
+          bar.advance();
+          if (r.submission.id > last_id) return;
+          if (by_submission) {
+            while (next_kept < kept.size() && kept[next_kept] < r.submission.id) ++next_kept;
+            if (next_kept == kept.size() || kept[next_kept] != r.submission.id) return;
+            const SubmissionRow row = submission_row(r);
+            append(all, row, r.code, users);
+            ++counts.submissions;
+            if (row.passed) {
+              append(successful, row, r.code, users);
+              ++counts.successful_submissions;
+            }
+          } else {
+            for (const auto& run : r.runs) {
+              if (run.secret) continue;  // secret runs stay private, as in the published release
+              append_run(all, r, run, users);
+              ++counts.submissions;
+              if (!run.passed) continue;
+              append_run(successful, r, run, users);
+              ++counts.successful_submissions;
+            }
+          }
+          flush(all, all_file, kBatchRows);
+          flush(successful, successful_file, kBatchRows);
+        });
+  }
+  flush(all, all_file, 0);
+  flush(successful, successful_file, 0);
+  all_file.close();
+  successful_file.close();
   write_leaderboards(leaderboards, options.out_dir / "leaderboards.parquet");
   return counts;
 }
@@ -630,17 +721,7 @@ ImportCounts import_kernelbot(store::Store& store, std::span<const fs::path> fil
     }
   }
   counts.rows = total_rows;
-  tables.clear();
-  for (std::size_t i = 0; i < pending.submissions.size(); ++i) {
-    const auto& s = pending.submissions[i];
-    for (const auto* field : {&s.user_name, &s.file_name, &s.gpu_type, &s.mode}) {
-      if (field->empty()) {
-        throw DataError("submission " + std::to_string(pending.order[i].second) + " on '" +
-                        pending.leaderboard_names[i] +
-                        "' lacks a user name, file name, GPU or mode");
-      }
-    }
-  }
+  tables.clear();  // the columns read stay alive in `pending`
   // Leaderboards the store lacks: from leaderboards.parquet, else named only by the rows.
   std::map<std::string, store::Id> leaderboard_ids;
   for (const auto& l : store.list_leaderboards(true)) leaderboard_ids[l.name] = l.id;
@@ -657,33 +738,39 @@ ImportCounts import_kernelbot(store::Store& store, std::span<const fs::path> fil
     missing[row.name] = l;
     described.insert(row.name);
   }
-  for (std::size_t i = 0; i < pending.submissions.size(); ++i) {
-    const auto& name = pending.leaderboard_names[i];
+  for (std::size_t i = 0; i < pending.leaderboards.size(); ++i) {
+    const auto& name = pending.leaderboards[i];
     if (leaderboard_ids.contains(name) || described.contains(name)) continue;
     auto& l = missing[name];
     l.name = name;
-    const auto& gpu = pending.submissions[i].gpu_type;
-    if (std::find(l.gpu_types.begin(), l.gpu_types.end(), gpu) == l.gpu_types.end()) {
-      l.gpu_types.push_back(gpu);
-    }
+    l.gpu_types = pending.gpu_types[i];
   }
   for (auto& [name, l] : missing) {
     leaderboard_ids[name] = store.create_leaderboard(l).id;
     ++counts.leaderboards_added;
   }
-  for (std::size_t i = 0; i < pending.submissions.size(); ++i) {
-    pending.submissions[i].leaderboard_id = leaderboard_ids.at(pending.leaderboard_names[i]);
-  }
+  std::vector<store::Id> ids;
+  for (const auto& name : pending.leaderboards) ids.push_back(leaderboard_ids.at(name));
   // Oldest first, so ids in the store follow submission time as in the source.
-  std::vector<std::size_t> order(pending.submissions.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return pending.order[a] < pending.order[b]; });
-  std::vector<store::ImportedSubmission> sorted;
-  sorted.reserve(order.size());
-  for (std::size_t i : order) sorted.push_back(std::move(pending.submissions[i]));
-  if (show) std::fprintf(stderr, "storing %zu submissions\n", sorted.size());
-  counts.submissions_added = store.import_submissions(sorted);
+  std::stable_sort(pending.submissions.begin(), pending.submissions.end(),
+                   [](const PendingSubmission& a, const PendingSubmission& b) {
+                     return std::tie(a.time, a.origin) < std::tie(b.time, b.origin);
+                   });
+  detail::ProgressBar bar(show, "storing submissions",
+                          static_cast<std::int64_t>(pending.submissions.size()));
+  std::size_t next = 0;
+  counts.submissions_added = store.import_submissions([&](store::ImportedSubmission& s) {
+    if (next == pending.submissions.size()) return false;
+    const auto& p = pending.submissions[next++];
+    if (p.run_level >= 0) {
+      s = std::move(pending.run_level[static_cast<std::size_t>(p.run_level)]);
+    } else {
+      fill_submission(pending.columns[p.file], p.row, s);
+    }
+    s.leaderboard_id = ids[p.leaderboard];
+    bar.advance();
+    return true;
+  });
   return counts;
 }
 

@@ -98,6 +98,16 @@ std::string Query::blob(int column) const {
   return std::string(static_cast<const char*>(data), static_cast<std::size_t>(size));
 }
 
+void Query::blob_into(int column, std::string& out) const {
+  const auto* data = sqlite3_column_blob(statement_, column);
+  int size = sqlite3_column_bytes(statement_, column);
+  if (!data) {
+    out.clear();
+    return;
+  }
+  out.assign(static_cast<const char*>(data), static_cast<std::size_t>(size));
+}
+
 std::optional<std::int64_t> Query::optional_int64(int column) const {
   if (is_null(column)) return std::nullopt;
   return int64(column);

@@ -71,7 +71,8 @@ class Query {
   std::int64_t int64(int column) const;
   double real(int column) const;
   std::string text(int column) const;
-  std::string blob(int column) const;  // byte-exact, NUL bytes included
+  std::string blob(int column) const;                  // byte-exact, NUL bytes included
+  void blob_into(int column, std::string& out) const;  // the same, reusing out's buffer
   std::optional<std::int64_t> optional_int64(int column) const;
   std::optional<double> optional_real(int column) const;
 
