@@ -397,6 +397,8 @@ EvalResult evaluate_ranks(const EvalRequest& request, const Environment& environ
   if (gpu) {
     for (auto& run : runs) {
       GpuHealth health = check_gpu_after_run(*run.monitor, run.gpu_before, kGpuHealthGrace);
+      if (!health.ok)
+        health.message = run.device + " (rank " + std::to_string(run.rank) + "): " + health.message;
       if (run.rank == 0 || !health.ok) result.gpu_health = health;
       if (!health.ok) break;
     }

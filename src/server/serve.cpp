@@ -136,14 +136,19 @@ int serve(const ServeOptions& options) {
   std::vector<std::unique_ptr<worker::Worker>> workers;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  // The GPUs of this process: a multi-GPU job is judged on several of them (worker::GpuPool).
+  auto pool = std::make_shared<worker::GpuPool>();
+  for (const auto& d : devices)
+    if (d.device != "cpu") pool->add(d.device, d.gpu_type);
   for (const auto& d : options.start_workers ? devices : std::vector<worker::Device>{}) {
     worker::WorkerOptions w = options.worker;
     w.worker_id = std::string(host) + ":" + std::to_string(getpid()) + ":" + d.device;
     w.host = host;
-    w.gpu_count = d.device == "cpu" ? 0 : 1;
+    w.gpu_count = d.device == "cpu" ? 0 : pool->count(d.gpu_type);
     w.device = d.device;
     w.gpu_types = {d.gpu_type};
-    workers.push_back(std::make_unique<worker::Worker>(options.store_url, w, stats));
+    workers.push_back(std::make_unique<worker::Worker>(options.store_url, w, stats,
+                                                       d.device == "cpu" ? nullptr : pool));
     workers.back()->start();
     std::cout << "worker on " << d.device << " takes " << d.gpu_type << " jobs\n";
   }

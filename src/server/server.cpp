@@ -347,6 +347,12 @@ struct Server::State {
     submission.code = std::move(code);
     submission.gpu_type = gpu;
     submission.mode = mode;
+    // A multi-GPU problem's job waits for a worker with world_size GPUs of the type free.
+    try {
+      submission.gpus_needed = problem::load(lb.problem_dir).gpus_needed();
+    } catch (const problem::ProblemError&) {
+      // Judged (and reported) by the worker, which loads the problem again.
+    }
     const auto created = store->create_submission(submission);
     res.set_header("Location", "/api/submissions/" + std::to_string(created.id));
     send_json(res, 201, submission_json(created));

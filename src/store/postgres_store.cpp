@@ -72,16 +72,17 @@ constexpr const char* kHeldJob =
 
 // The queue's hot statements, prepared once per connection. Parameters of each in its comment.
 
-// $1 GPU types (text[]), $2 worker, $3 lease expiry, $4 now. One statement, one round trip: the
-// oldest queued job that no other transaction holds and that this worker may take is leased,
-// its submission marked running and the worker busy; returns the job (kJobFields), then from
-// kClaimedSubmissionColumn on the submission (kSubmissionColumns' order), its code, problem
+// $1 GPU types (text[]), $2 worker, $3 lease expiry, $4 now, $5 most GPUs. One statement, one round
+// trip: the oldest queued job that no other transaction holds and that this worker may take is
+// leased, its submission marked running and the worker busy; returns the job (kJobFields), then
+// from kClaimedSubmissionColumn on the submission (kSubmissionColumns' order), its code, problem
 // directory, task snapshot and secret seed. Who may take a job is the `next` CTE's WHERE.
 constexpr PgStatement kClaimNextJob{"kj_claim_next_job", R"sql(
 WITH next AS (
   SELECT id FROM jobs
   WHERE state = 'queued'
     AND gpu_type = ANY($1::text[])
+    AND gpus_needed <= $5
     AND NOT EXISTS (SELECT 1 FROM workers WHERE name = $2 AND drain = 1)
   ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED),
 claimed AS (
@@ -469,7 +470,7 @@ class PostgresStore final : public Store {
                   {pg(submission.user_id), pg(submission.leaderboard_id), pg(submission.file_name),
                    pg(code_id), pg(submission.gpu_type), pg(submission.mode), pg_time(now)})
               .int64(0, 0);
-      insert_job(id, submission.gpu_type, now);
+      insert_job(id, submission.gpu_type, now, std::max(1, submission.gpus_needed));
       auto created = submission_by_id(id);
       transaction.commit();
       return *created;
@@ -519,7 +520,7 @@ class PostgresStore final : public Store {
       if (!submission_by_id(submission_id)) {
         throw StoreError("enqueue", "no submission with id " + std::to_string(submission_id));
       }
-      Id id = insert_job(submission_id, gpu_type, options_.now());
+      Id id = insert_job(submission_id, gpu_type, options_.now(), 0);
       db().exec(
           "UPDATE submissions SET status = 'queued', verdict = NULL, score = NULL WHERE id = $1",
           {pg(submission_id)});
@@ -570,14 +571,15 @@ class PostgresStore final : public Store {
 
   std::optional<ClaimedJob> claim_next_job(std::string_view worker_id,
                                            std::span<const std::string> gpu_types,
-                                           std::chrono::seconds lease_duration) override {
+                                           std::chrono::seconds lease_duration,
+                                           int max_gpus) override {
     return guarded("claim_next_job", [&]() -> std::optional<ClaimedJob> {
       if (worker_id.empty()) throw StoreError("claim_next_job", "empty worker id");
       Time now = options_.now();
       auto row = db().exec_prepared(
           kClaimNextJob,
           {pg_text_array(std::vector<std::string>(gpu_types.begin(), gpu_types.end())),
-           pg(worker_id), pg_time(now + lease_duration), pg_time(now)});
+           pg(worker_id), pg_time(now + lease_duration), pg_time(now), pg(max_gpus)});
       if (row.empty()) return std::nullopt;
       ClaimedJob claimed;
       claimed.job = read_job(row, 0);
@@ -1097,11 +1099,14 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   }
 
   // Inserts a queued job and notifies listening workers (delivered when the transaction commits).
-  Id insert_job(Id submission_id, std::string_view gpu_type, Time now) {
+  // gpus_needed 0: as many as the submission's earlier jobs needed (a re-queue).
+  Id insert_job(Id submission_id, std::string_view gpu_type, Time now, int gpus_needed) {
     Id id = db().exec(
-                    "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at) "
-                    "VALUES ($1, $2, 'queued', $3, $3) RETURNING id",
-                    {pg(submission_id), pg(gpu_type), pg_time(now)})
+                    "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at, "
+                    "gpus_needed) VALUES ($1, $2, 'queued', $3, $3, COALESCE(NULLIF($4::integer, "
+                    "0), (SELECT MAX(gpus_needed) FROM jobs WHERE submission_id = $1), 1)) "
+                    "RETURNING id",
+                    {pg(submission_id), pg(gpu_type), pg_time(now), pg(gpus_needed)})
                 .int64(0, 0);
     notify_queued(gpu_type);
     return id;

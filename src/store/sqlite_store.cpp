@@ -415,7 +415,7 @@ class SqliteStore final : public Store {
           .bind(7, micros(now))
           .run();
       Id id = db_.last_insert_id();
-      insert_job(id, submission.gpu_type, now);
+      insert_job(id, submission.gpu_type, now, std::max(1, submission.gpus_needed));
       auto created = submission_by_id(id);
       transaction.commit();
       signal_->notify();
@@ -468,7 +468,7 @@ class SqliteStore final : public Store {
       if (!submission_by_id(submission_id)) {
         throw StoreError("enqueue", "no submission with id " + std::to_string(submission_id));
       }
-      Id id = insert_job(submission_id, gpu_type, options_.now());
+      Id id = insert_job(submission_id, gpu_type, options_.now(), 0);
       db_.query(
              "UPDATE submissions SET status = 'queued', verdict = NULL, score = NULL WHERE id = "
              "?1")
@@ -520,7 +520,8 @@ class SqliteStore final : public Store {
 
   std::optional<ClaimedJob> claim_next_job(std::string_view worker_id,
                                            std::span<const std::string> gpu_types,
-                                           std::chrono::seconds lease_duration) override {
+                                           std::chrono::seconds lease_duration,
+                                           int max_gpus) override {
     return guarded("claim_next_job", [&]() -> std::optional<ClaimedJob> {
       if (worker_id.empty()) throw StoreError("claim_next_job", "empty worker id");
       Transaction transaction(db_);
@@ -531,8 +532,11 @@ class SqliteStore final : public Store {
       }
       std::optional<Id> oldest;
       for (const auto& gpu_type : gpu_types) {
-        auto row = db_.query("SELECT MIN(id) FROM jobs WHERE state = 'queued' AND gpu_type = ?1");
+        auto row = db_.query(
+            "SELECT MIN(id) FROM jobs WHERE state = 'queued' AND gpu_type = ?1 AND "
+            "gpus_needed <= ?2");
         row.bind(1, gpu_type);
+        row.bind(2, static_cast<std::int64_t>(max_gpus));
         if (row.step() && !row.is_null(0)) {
           Id id = row.int64(0);
           if (!oldest || id < *oldest) oldest = id;
@@ -1135,13 +1139,16 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
     return {row.int64(0), hash};
   }
 
-  Id insert_job(Id submission_id, std::string_view gpu_type, Time now) {
+  // gpus_needed 0: as many as the submission's earlier jobs needed (a re-queue).
+  Id insert_job(Id submission_id, std::string_view gpu_type, Time now, int gpus_needed) {
     db_.query(
-           "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at) VALUES (?1, "
-           "?2, 'queued', ?3, ?3)")
+           "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at, "
+           "gpus_needed) VALUES (?1, ?2, 'queued', ?3, ?3, COALESCE(NULLIF(?4, 0), (SELECT "
+           "MAX(gpus_needed) FROM jobs WHERE submission_id = ?1), 1))")
         .bind(1, submission_id)
         .bind(2, gpu_type)
         .bind(3, micros(now))
+        .bind(4, static_cast<std::int64_t>(gpus_needed))
         .run();
     return db_.last_insert_id();
   }

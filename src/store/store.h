@@ -85,7 +85,8 @@ struct NewSubmission {
   std::string file_name;
   std::string code;
   std::string gpu_type;
-  std::string mode;  // test, benchmark or leaderboard (ranked)
+  std::string mode;     // test, benchmark or leaderboard (ranked)
+  int gpus_needed = 1;  // GPUs one evaluation takes: a multi_gpu problem's world_size
 };
 
 struct Submission {
@@ -295,11 +296,13 @@ class Store {
   virtual int count_queued_jobs(std::string_view gpu_type) = 0;
   // Every job in the store by state (all four states present, zero when none): for /metrics.
   virtual std::map<JobState, int> count_jobs_by_state() = 0;
-  // The oldest queued job for one of gpu_types, leased to worker_id; none when the queue is empty.
+  // The oldest queued job for one of gpu_types that needs at most max_gpus GPUs (a multi-GPU
+  // job needs its world_size), leased to worker_id; none when the queue is empty.
   // Two callers never get the same job.
   virtual std::optional<ClaimedJob> claim_next_job(std::string_view worker_id,
                                                    std::span<const std::string> gpu_types,
-                                                   std::chrono::seconds lease_duration) = 0;
+                                                   std::chrono::seconds lease_duration,
+                                                   int max_gpus = 1) = 0;
   // Extends the lease; false when the holder lost it (requeued, completed, or claimed again).
   [[nodiscard]] virtual bool heartbeat(const JobLease& lease,
                                        std::chrono::seconds lease_duration) = 0;

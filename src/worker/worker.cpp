@@ -248,8 +248,58 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   return judged;
 }
 
-Worker::Worker(std::string store_url, WorkerOptions options, std::shared_ptr<WorkerStats> stats)
-    : store_(store::open_store(store_url)), options_(std::move(options)), stats_(std::move(stats)) {
+// A CPU worker takes multi-rank jobs of any world_size (every rank runs on the CPU).
+constexpr int kCpuRanks = 64;
+
+void GpuPool::add(const std::string& device, const std::string& gpu_type) {
+  std::lock_guard lock(mutex_);
+  gpus_[device] = Gpu{gpu_type};
+}
+
+int GpuPool::count(const std::string& gpu_type) const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(std::count_if(gpus_.begin(), gpus_.end(), [&](const auto& entry) {
+    return entry.second.gpu_type == gpu_type;
+  }));
+}
+
+bool GpuPool::busy(const std::string& device) const {
+  std::lock_guard lock(mutex_);
+  const auto it = gpus_.find(device);
+  return it != gpus_.end() && it->second.busy;
+}
+
+std::vector<std::string> GpuPool::idle_besides(const std::string& device,
+                                               const std::string& gpu_type) const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> idle;
+  for (const auto& [name, gpu] : gpus_) {
+    if (name != device && gpu.gpu_type == gpu_type && !gpu.busy && !gpu.out_of_service)
+      idle.push_back(name);
+  }
+  // cuda:10 after cuda:9: by the number, not the text.
+  std::sort(idle.begin(), idle.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  return idle;
+}
+
+void GpuPool::set_busy(const std::vector<std::string>& devices, bool busy) {
+  std::lock_guard lock(mutex_);
+  for (const auto& device : devices) gpus_[device].busy = busy;
+}
+
+void GpuPool::set_out_of_service(const std::string& device) {
+  std::lock_guard lock(mutex_);
+  gpus_[device].out_of_service = true;
+}
+
+Worker::Worker(std::string store_url, WorkerOptions options, std::shared_ptr<WorkerStats> stats,
+               std::shared_ptr<GpuPool> pool)
+    : store_(store::open_store(store_url)),
+      options_(std::move(options)),
+      stats_(std::move(stats)),
+      pool_(std::move(pool)) {
   if (stats_) stats_->set_busy(options_.worker_id, false);
   std::string gpu_types;
   for (const auto& type : options_.gpu_types) gpu_types += (gpu_types.empty() ? "" : ",") + type;
@@ -288,6 +338,7 @@ void Worker::take_out_of_service(const std::string& why) {
     gpu_fault_ = why.empty() ? "out of service" : why;
   }
   if (stats_) stats_->set_unhealthy(options_.worker_id, why);
+  if (pool_) pool_->set_out_of_service(options_.device);
   wake_.notify_all();
 }
 
@@ -375,8 +426,43 @@ void Worker::wait_idle() {
 
 bool Worker::run_one() {
   if (!gpu_fault().empty()) return false;
-  auto claimed = store_->claim_next_job(options_.worker_id, options_.gpu_types, options_.lease);
-  if (!claimed) return false;
+  // The GPUs this job runs on: this worker's, then those held for a multi-GPU job.
+  std::vector<std::string> devices = {options_.device};
+  std::optional<store::ClaimedJob> claimed;
+  if (pool_ && !options_.gpu_types.empty()) {
+    auto lock = pool_->claim_lock();
+    if (pool_->busy(options_.device)) return false;  // held for another worker's job
+    const auto idle = pool_->idle_besides(options_.device, options_.gpu_types.front());
+    claimed = store_->claim_next_job(options_.worker_id, options_.gpu_types, options_.lease,
+                                     1 + static_cast<int>(idle.size()));
+    if (!claimed) return false;
+    // The store claimed it for at most 1 + idle GPUs; the problem says how many it takes (a
+    // problem that does not load is judged, and reported, as one GPU's).
+    int needed = 1;
+    try {
+      needed = problem::load(claimed->problem_dir).gpus_needed();
+    } catch (const std::exception&) {
+    }
+    const auto extra = static_cast<std::size_t>(std::max(0, needed - 1));
+    devices.insert(devices.end(), idle.begin(),
+                   idle.begin() + static_cast<std::ptrdiff_t>(std::min(extra, idle.size())));
+    pool_->set_busy(devices, true);
+  } else {
+    // A CPU worker runs every rank of a multi-rank job on the CPU; a GPU worker outside a pool
+    // has its own GPU only.
+    const int max_gpus = options_.device == "cpu" ? kCpuRanks : 1;
+    claimed =
+        store_->claim_next_job(options_.worker_id, options_.gpu_types, options_.lease, max_gpus);
+    if (!claimed) return false;
+  }
+  // Given back however the job ends; their workers were woken by nothing, they poll.
+  struct Held {
+    GpuPool* pool;
+    std::vector<std::string> devices;
+    ~Held() {
+      if (pool != nullptr) pool->set_busy(devices, false);
+    }
+  } held{pool_.get(), devices};
   const auto started = Clock::now();
   if (stats_) stats_->set_busy(options_.worker_id, true);
   if (stats_) stats_->set_state(options_.worker_id, "busy");
@@ -392,9 +478,11 @@ bool Worker::run_one() {
   std::string outcome_name;
   {
     LeaseKeeper keeper(*store_, lease, options_.lease);
+    std::string device_list;
+    for (const auto& d : devices) device_list += (device_list.empty() ? "" : ",") + d;
     progress({{"event", "claimed"},
               {"worker", options_.worker_id},
-              {"device", options_.device},
+              {"device", device_list},
               {"attempt", lease.attempt}});
     progress({{"event", "stage"},
               {"stage", "evaluate"},
@@ -404,7 +492,9 @@ bool Worker::run_one() {
     try {
       // A warm harness serves one job; the next is started once this one is recorded.
       std::unique_ptr<judge::WarmHarness> warm = std::move(warm_);
-      judged = judge_job(*claimed, environment(), options_, warm.get());
+      judge::Environment run_environment = environment();
+      if (devices.size() > 1) run_environment.rank_devices = devices;
+      judged = judge_job(*claimed, run_environment, options_, warm.get());
     } catch (const std::exception& e) {
       judged.internal_error = e.what();
     }

@@ -31,8 +31,10 @@ struct WorkerOptions {
   // An idle worker claims when the store signals a queued job (Store::wait_for_jobs); idle_poll
   // is the fallback pace when no signal comes (another process writing the same SQLite file).
   std::chrono::milliseconds idle_poll{2000};
-  std::string host;                   // the worker process's name (kj worker --name)
-  int gpu_count = 0;                  // GPUs this worker judges on (0: a CPU worker)
+  std::string host;  // the worker process's name (kj worker --name)
+  // GPUs a job this worker claims may use: its own and the others of its type in its process
+  // (see GpuPool); 0 for a CPU worker. Registered in the store, shown by `kj workers`.
+  int gpu_count = 0;
   std::chrono::seconds heartbeat{5};  // how often an idle worker reports to the store
   nlohmann::json timing = nlohmann::json::object();  // benchmark settings for the harness
   // Keep the next job's harness started (sandbox set up, torch imported) while waiting.
@@ -79,6 +81,36 @@ class WorkerStats {
   std::map<std::string, std::string> states_;     // worker id -> state
 };
 
+// The GPUs of one `kj worker` process, shared by its Workers (one per GPU). A job that needs k
+// GPUs (a multi_gpu problem's world_size) is claimed by one Worker, which asks the store for jobs
+// needing at most 1 + (its type's GPUs idle now besides its own) and holds k - 1 of those idle
+// GPUs for the run; a held GPU's own Worker claims nothing until they are given back. Claims of
+// one process are serialised (claim_lock), so no idle GPU is counted twice. Thread-safe.
+class GpuPool {
+ public:
+  void add(const std::string& device, const std::string& gpu_type);
+  int count(const std::string& gpu_type) const;  // GPUs of that type in the pool
+
+  // Held while a Worker counts idle GPUs, claims, and marks what it took busy.
+  std::unique_lock<std::mutex> claim_lock() { return std::unique_lock(claim_mutex_); }
+  bool busy(const std::string& device) const;
+  // Idle (not busy, in service) GPUs of gpu_type other than `device`, in device order.
+  std::vector<std::string> idle_besides(const std::string& device,
+                                        const std::string& gpu_type) const;
+  void set_busy(const std::vector<std::string>& devices, bool busy);
+  void set_out_of_service(const std::string& device);
+
+ private:
+  struct Gpu {
+    std::string gpu_type;
+    bool busy = false;
+    bool out_of_service = false;
+  };
+  std::mutex claim_mutex_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Gpu> gpus_;
+};
+
 // What judging one claimed job produced: the outcome to record, or why it is given back.
 struct JudgedJob {
   std::optional<store::JobOutcome> outcome;           // set unless an infrastructure fault
@@ -98,8 +130,10 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
 
 class Worker {
  public:
-  // Opens its own connection to `store_url`. `stats` may be null.
-  Worker(std::string store_url, WorkerOptions options, std::shared_ptr<WorkerStats> stats);
+  // Opens its own connection to `store_url`. `stats` may be null; `pool` (the GPUs of this
+  // worker's process) may be null: the worker then takes jobs needing one GPU only.
+  Worker(std::string store_url, WorkerOptions options, std::shared_ptr<WorkerStats> stats,
+         std::shared_ptr<GpuPool> pool = nullptr);
   ~Worker();  // stops and joins
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -133,6 +167,7 @@ class Worker {
   std::unique_ptr<store::Store> store_;
   WorkerOptions options_;
   std::shared_ptr<WorkerStats> stats_;
+  std::shared_ptr<GpuPool> pool_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex fault_mutex_;
   std::string gpu_fault_;  // set once: the worker claims nothing after it

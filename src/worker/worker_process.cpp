@@ -72,15 +72,23 @@ int run_worker_process(const WorkerProcessOptions& options) {
   if (devices.empty()) devices.push_back({"cpu", "cpu"});
   const std::string name = options.name.empty() ? host_name() : options.name;
   auto stats = std::make_shared<WorkerStats>();
+  // The GPUs of this process: a multi-GPU job is judged on several of them (GpuPool).
+  auto pool = std::make_shared<GpuPool>();
+  auto job_type = [&](const Device& device) {
+    return options.gpu_type.empty() ? device.gpu_type : options.gpu_type;
+  };
+  for (const auto& device : devices)
+    if (device.device != "cpu") pool->add(device.device, job_type(device));
   std::vector<std::unique_ptr<Worker>> workers;
   for (const auto& device : devices) {
     WorkerOptions w = options.worker;
     w.worker_id = name + ":" + device.device;
     w.host = name;
     w.device = device.device;
-    w.gpu_types = {options.gpu_type.empty() ? device.gpu_type : options.gpu_type};
-    w.gpu_count = device.device == "cpu" ? 0 : 1;
-    workers.push_back(std::make_unique<Worker>(options.store_url, w, stats));
+    w.gpu_types = {job_type(device)};
+    w.gpu_count = device.device == "cpu" ? 0 : pool->count(job_type(device));
+    workers.push_back(std::make_unique<Worker>(options.store_url, w, stats,
+                                               device.device == "cpu" ? nullptr : pool));
     workers.back()->start();
     std::cout << "kj worker: " << w.worker_id << " takes " << w.gpu_types.front() << " jobs\n";
   }

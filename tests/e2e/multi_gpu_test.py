@@ -84,7 +84,7 @@ def main():
     checks.expect([r["rank"] for r in ranks] == [0, 1] and all(r["device"] == "cpu" for r in ranks),
                   f"benchmark mode: ranks {[(r['rank'], r['device']) for r in ranks]}")
     for i, bench in enumerate(result.get("benchmarks", [])):
-        merged = bench["summary"]["median"]
+        merged = bench["summary"]["median_ns"]
         own = [r["benchmark_medians_ns"][i] for r in ranks]
         checks.expect(merged > 0 and all(merged >= m * (1 - 1e-9) for m in own),
                       f"benchmark {i}: median {merged:.0f} ns >= every rank's own {own}")

@@ -453,6 +453,37 @@ TEST_P(StoreTest, ClaimGivesTheOldestJobForTheWorkersGpus) {
   EXPECT_FALSE(store_->claim_next_job("w", std::vector<std::string>{"H200", "cpu"}, 60s));
 }
 
+// A job of a multi-GPU problem (gpus_needed = world_size) goes only to a claim that brings that
+// many GPUs; a claim with fewer takes the next job it can run instead; a re-queued job keeps
+// its need.
+TEST_P(StoreTest, MultiGpuJobIsClaimedOnlyWithEnoughGpus) {
+  open();
+  Id board = leaderboard();
+  Id alice = user("alice");
+  kj::store::NewSubmission two_ranks{alice, board, "submission.py", "ranks", "H200", "test"};
+  two_ranks.gpus_needed = 2;
+  auto multi = store_->create_submission(two_ranks);
+  auto single = submit(alice, board, "one", "test");
+  EXPECT_EQ(store_->count_queued_jobs("H200"), 2);
+  auto first = store_->claim_next_job("host-a:cuda:0", kH200, 60s, 1);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->submission.id, single.id);  // the older two-GPU job is passed over
+  EXPECT_FALSE(store_->claim_next_job("host-a:cuda:1", kH200, 60s, 1).has_value());
+  EXPECT_FALSE(store_->claim_next_job("host-a:cuda:1", kH200, 60s).has_value());  // one GPU
+  auto second = store_->claim_next_job("host-b:cuda:0", kH200, 60s, 2);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->submission.id, multi.id);
+  EXPECT_EQ(second->job.state, JobState::running);
+  store_->enqueue(multi.id, "H200");  // a rejudge
+  EXPECT_FALSE(store_->claim_next_job("host-a:cuda:1", kH200, 60s, 1).has_value());
+  auto again = store_->claim_next_job("host-c:cuda:0", kH200, 60s, 8);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->submission.id, multi.id);
+  EXPECT_EQ(query_int("SELECT MIN(gpus_needed) FROM jobs WHERE submission_id = " +
+                      std::to_string(multi.id)),
+            2);
+}
+
 TEST_P(StoreTest, CompleteRecordsRunsAndVerdictOnce) {
   open();
   Id board = leaderboard();

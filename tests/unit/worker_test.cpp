@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kj::worker {
 namespace {
@@ -82,6 +83,71 @@ TEST(GpuFault, AWorkerOutOfServiceClaimsNothing) {
     EXPECT_EQ(store->submission_jobs(created.id)[0].state, store::JobState::queued);
     EXPECT_NE(stats->prometheus().find("kj_worker_gpu_unhealthy{worker=\"host:1:cuda:0\"} 1"),
               std::string::npos);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+}
+
+// The GPUs of one worker process: which are idle for a multi-GPU job, by type, and that a GPU
+// held for another worker's job or out of service is not.
+TEST(GpuPool, IdleGpusAreThoseOfTheTypeNotHeldNorOutOfService) {
+  GpuPool pool;
+  for (const char* device : {"cuda:0", "cuda:1", "cuda:10", "cuda:2"}) pool.add(device, "H200");
+  pool.add("cuda:3", "B200");
+  EXPECT_EQ(pool.count("H200"), 4);
+  EXPECT_EQ(pool.count("B200"), 1);
+  EXPECT_EQ(pool.idle_besides("cuda:0", "H200"),
+            (std::vector<std::string>{"cuda:1", "cuda:2", "cuda:10"}));
+  pool.set_busy({"cuda:0", "cuda:1"}, true);
+  EXPECT_TRUE(pool.busy("cuda:1"));
+  EXPECT_EQ(pool.idle_besides("cuda:2", "H200"), (std::vector<std::string>{"cuda:10"}));
+  pool.set_busy({"cuda:0", "cuda:1"}, false);
+  pool.set_out_of_service("cuda:10");
+  EXPECT_EQ(pool.idle_besides("cuda:3", "H200"),
+            (std::vector<std::string>{"cuda:0", "cuda:1", "cuda:2"}));
+  EXPECT_TRUE(pool.idle_besides("cuda:3", "B200").empty());
+}
+
+// A job needing two GPUs waits while its worker's host has one free; a worker whose GPU is held
+// for another worker's job claims nothing at all.
+TEST(GpuPool, AMultiGpuJobWaitsForEnoughIdleGpus) {
+  const std::string db =
+      testing::TempDir() + "/kj-worker-pool-test-" + std::to_string(::getpid()) + ".db";
+  std::remove(db.c_str());
+  {
+    auto store = store::open_store("sqlite:" + db);
+    store::NewLeaderboard board;
+    board.name = "allreduce_mean";
+    board.problem_dir = std::string(KJ_SOURCE_DIR) + "/problems/allreduce_mean";
+    board.gpu_types = {"H200"};
+    const auto leaderboard = store->create_leaderboard(board);
+    const auto user = store->create_user("alice", false);
+    store::NewSubmission submission;
+    submission.user_id = user.id;
+    submission.leaderboard_id = leaderboard.id;
+    submission.file_name = "k.py";
+    submission.code = "def custom_kernel(data):\n    return data\n";
+    submission.gpu_type = "H200";
+    submission.mode = "test";
+    submission.gpus_needed = 2;
+    const auto created = store->create_submission(submission);
+
+    auto pool = std::make_shared<GpuPool>();
+    for (const char* device : {"cuda:0", "cuda:1"}) pool->add(device, "H200");
+    WorkerOptions options;
+    options.device = "cuda:0";
+    options.gpu_types = {"H200"};
+    options.worker_id = "host:1:cuda:0";
+    Worker first("sqlite:" + db, options, nullptr, pool);
+    options.device = "cuda:1";
+    options.worker_id = "host:1:cuda:1";
+    Worker second("sqlite:" + db, options, nullptr, pool);
+    pool->set_busy({"cuda:1"}, true);  // judging a job of its own
+    EXPECT_FALSE(first.run_one());     // one GPU free: the two-GPU job stays queued
+    EXPECT_FALSE(second.run_one());    // its GPU is busy: it claims nothing
+    const auto jobs = store->submission_jobs(created.id);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].state, store::JobState::queued);
+    EXPECT_EQ(jobs[0].attempts, 0);
   }
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
 }

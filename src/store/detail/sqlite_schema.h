@@ -130,6 +130,10 @@ CREATE INDEX workers_by_job ON workers (current_job_id) WHERE current_job_id IS 
     {3, "queued jobs in id order", R"sql(
 CREATE INDEX jobs_queued_by_id ON jobs (id) WHERE state = 'queued';
 )sql"},
+    // A job of a multi-GPU problem is claimed only by a worker with that many GPUs free.
+    {4, "jobs: GPUs needed", R"sql(
+ALTER TABLE jobs ADD COLUMN gpus_needed INTEGER NOT NULL DEFAULT 1 CHECK (gpus_needed >= 1);
+)sql"},
 };
 
 inline std::span<const Migration> sqlite_migrations() { return kSqliteMigrations; }
