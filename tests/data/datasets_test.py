@@ -286,6 +286,26 @@ def main():
         check(p.returncode == 2 and "column 'score' has type string, expected double" in p.stderr,
               f"mistyped column named: {p.stderr.strip()}")
         check(kj.json("stats", "summary", "--db", db_a) == before, "bad files imported nothing")
+        # a bad value in the last row, after good files: found before anything is stored
+        late = tmp / "late.parquet"
+        i = fixture_table.schema.get_field_index("submission_time")
+        times = fixture_table.column("submission_time").to_pylist()
+        times[-1] = None
+        pq.write_table(fixture_table.set_column(
+            i, "submission_time", pa.array(times, pa.timestamp("us", tz="UTC"))), late)
+        p = kj.run("import", "kernelbot", extra, dir_a / "leaderboards.parquet", late, "--db", db_a,
+                   ok=False)
+        check(p.returncode == 2 and "late.parquet" in p.stderr and "no submission_time" in p.stderr,
+              f"row without a time named: {p.stderr.strip()}")
+        # intact footer, data pages overwritten with zeros: a clean error, nothing stored
+        broken = tmp / "broken.parquet"
+        data = bytearray((dir_a / "submissions.parquet").read_bytes())
+        footer = int.from_bytes(data[-8:-4], "little") + 8
+        data[4:len(data) - footer] = bytes(len(data) - footer - 4)
+        broken.write_bytes(bytes(data))
+        p = kj.run("import", "kernelbot", extra, broken, "--db", db_a, ok=False)
+        check(p.returncode == 2 and "broken.parquet" in p.stderr, f"zeroed data pages: {p.stderr.strip()}")
+        check(kj.json("stats", "summary", "--db", db_a) == before, "nor did the late bad row or zeroed pages")
 
         # --- boostrap rows --------------------------------------------------------------------------
         boot = tmp / "boostrap.parquet"
