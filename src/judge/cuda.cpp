@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "judge/detail/not_started.h"
 #include "judge/detail/temp_dir.h"
 
 namespace kj::judge::detail {
@@ -171,17 +172,6 @@ std::string job_lines(const EvalRequest& request, const problem::Problem& proble
     }
   }
   return job.str();
-}
-
-EvalResult early_result(const EvalRequest& request, const Environment& environment) {
-  EvalResult result;
-  result.mode = request.mode;
-  result.problem = request.problem->name;
-  result.submission = request.submission_name;
-  result.device = environment.device;
-  result.ranking_by = problem::to_string(request.problem->ranking_by);
-  result.outcome.started = false;
-  return result;
 }
 
 }  // namespace
@@ -398,10 +388,8 @@ nlohmann::json to_json(const CudaBuild& build) {
 EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environment) {
   const problem::Problem& problem = *request.problem;
   if (request.mode == Mode::compare) {
-    EvalResult result = early_result(request, environment);
-    result.verdict = Verdict::internal_error;
-    result.reason = "kj compare does not support lang: cu problems yet";
-    return result;
+    return not_started(request, environment, Verdict::internal_error,
+                       "kj compare does not support lang: cu problems yet");
   }
 
   std::optional<TempDir> task;
@@ -409,18 +397,14 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
     task.emplace("kj-cuda-");
     problem::materialize(problem, request.submission_source, task->path() / "task");
   } catch (const std::exception& e) {
-    EvalResult result = early_result(request, environment);
-    result.verdict = Verdict::internal_error;
-    result.reason = std::string("cannot prepare the task files: ") + e.what();
-    return result;
+    return not_started(request, environment, Verdict::internal_error,
+                       std::string("cannot prepare the task files: ") + e.what());
   }
   const fs::path task_dir = task->path() / "task";
   if (problem.submission_file().name != "submission.cu") {
-    EvalResult result = early_result(request, environment);
-    result.verdict = Verdict::internal_error;
-    result.reason = "a lang: cu problem's submission file must be named submission.cu, not " +
-                    problem.submission_file().name;
-    return result;
+    return not_started(request, environment, Verdict::internal_error,
+                       "a lang: cu problem's submission file must be named submission.cu, not " +
+                           problem.submission_file().name);
   }
 
   const std::string arch = cuda_arch_for(environment.device);
@@ -433,27 +417,25 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
     build.failure = e.what();
   }
   if (!build.ok) {
-    EvalResult result = early_result(request, environment);
-    result.compilation = to_json(build);
-    result.verdict =
+    const Verdict verdict =
         build.infrastructure                       ? Verdict::internal_error
         : build.limit == sandbox::LimitHit::memory ? Verdict::memory_limit
         : build.limit == sandbox::LimitHit::wall_time || build.limit == sandbox::LimitHit::cpu_time
             ? Verdict::time_limit
             : Verdict::compile_error;
-    result.reason = build.failure;
+    EvalResult result = not_started(request, environment, verdict, build.failure);
+    result.compilation = to_json(build);
     if (!build.infrastructure) {
       result.error = ErrorInfo{"compile", "CompileError", build.log, "", std::nullopt};
     }
     return result;
   }
   if (environment.device == "cpu") {
-    EvalResult result = early_result(request, environment);
-    result.compilation = to_json(build);
-    result.verdict = Verdict::internal_error;
-    result.not_run =
+    const std::string why =
         "compiled for sm_" + arch + "; a lang: cu problem runs only on a GPU (--device cuda:N)";
-    result.reason = result.not_run;
+    EvalResult result = not_started(request, environment, Verdict::internal_error, why);
+    result.compilation = to_json(build);
+    result.not_run = why;
     return result;
   }
 

@@ -15,6 +15,7 @@
 
 #include "judge/detail/cuda.h"
 #include "judge/detail/harness_run.h"
+#include "judge/detail/not_started.h"
 #include "judge/detail/profile.h"
 #include "judge/detail/temp_dir.h"
 
@@ -360,17 +361,10 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
   const bool compare = request.mode == Mode::compare;
   for (const auto* source : {&request.submission_source, &request.second_source}) {
     if (source->size() <= request.max_source_bytes) continue;
-    EvalResult result;
-    result.mode = request.mode;
-    result.problem = problem.name;
-    result.submission = request.submission_name;
-    result.device = environment.device;
-    result.outcome.started = false;
-    result.verdict = Verdict::compile_error;
-    result.reason = "the source is " + std::to_string(source->size()) +
-                    " bytes, over the limit of " + std::to_string(request.max_source_bytes) +
-                    " bytes; nothing was run";
-    return result;
+    return detail::not_started(
+        request, environment, Verdict::compile_error,
+        "the source is " + std::to_string(source->size()) + " bytes, over the limit of " +
+            std::to_string(request.max_source_bytes) + " bytes; nothing was run");
   }
   // CUDA C++ problems: compiled with our C++ harness, no Python involved (src/judge/cuda.cpp).
   if (problem.lang == "cu") return detail::evaluate_cuda(request, environment);
@@ -380,19 +374,12 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
   for (const auto* source : {&request.submission_source, &request.second_source}) {
     if (source->empty()) continue;
     if (auto broken = screen_kernel_language(*source, problem.kernel_language)) {
-      EvalResult result;
-      result.mode = request.mode;
-      result.problem = problem.name;
-      result.submission = request.submission_name;
-      result.device = environment.device;
-      result.outcome.started = false;
-      result.verdict = Verdict::compile_error;
-      result.reason = "kernel_language: " + problem.kernel_language + ": " + broken->reason +
-                      (broken->line > 0
-                           ? " (line " + std::to_string(broken->line) + ": " + broken->excerpt + ")"
-                           : "");
-      result.screen = {std::move(*broken)};
-      return result;
+      std::string reason = "kernel_language: " + problem.kernel_language + ": " + broken->reason +
+                           (broken->line > 0 ? " (line " + std::to_string(broken->line) + ": " +
+                                                   broken->excerpt + ")"
+                                             : "");
+      return detail::not_started(request, environment, Verdict::compile_error, std::move(reason),
+                                 {std::move(*broken)});
     }
   }
   if (request.screen) {
@@ -407,18 +394,11 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
     const auto reject = std::find_if(findings.begin(), findings.end(),
                                      [](const ScreenFinding& f) { return f.reject; });
     if (reject != findings.end()) {
-      EvalResult result;
-      result.mode = request.mode;
-      result.problem = problem.name;
-      result.submission = request.submission_name;
-      result.device = environment.device;
-      result.screen = findings;
-      result.outcome.started = false;
-      result.verdict = Verdict::security_violation;
-      result.reason = "static screen, rule " + reject->rule + " (line " +
-                      std::to_string(reject->line) + "): " + reject->reason + ": " +
-                      reject->excerpt;
-      return result;
+      std::string reason = "static screen, rule " + reject->rule + " (line " +
+                           std::to_string(reject->line) + "): " + reject->reason + ": " +
+                           reject->excerpt;
+      return detail::not_started(request, environment, Verdict::security_violation,
+                                 std::move(reason), std::move(findings));
     }
   }
   // world_size sandboxes, one per rank (src/judge/ranks.cpp); never a warm harness.
@@ -434,11 +414,10 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
     problem::materialize(problem, request.submission_source, task_root / "task");
     if (compare) problem::materialize(problem, request.second_source, task_root / "task_b");
   } catch (const std::exception& e) {
-    sandbox::Outcome failed;
-    failed.setup_error = std::string("cannot prepare the task files: ") + e.what();
-    EvalResult result = decide(failed, {}, request.mode, problem);
-    result.submission = request.submission_name;
-    result.device = environment.device;
+    const std::string why = std::string("cannot prepare the task files: ") + e.what();
+    EvalResult result = detail::not_started(request, environment, Verdict::internal_error,
+                                            "sandbox setup failed: " + why, std::move(findings));
+    result.outcome.setup_error = why;
     return result;
   }
 

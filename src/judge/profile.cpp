@@ -14,6 +14,8 @@
 #include <regex>
 #include <sstream>
 
+#include "judge/detail/not_started.h"
+
 namespace kj::judge::detail {
 namespace fs = std::filesystem;
 
@@ -113,14 +115,7 @@ fs::path profiles_dir() {
 
 EvalResult not_profiled(const EvalRequest& request, const Environment& environment,
                         std::string why) {
-  EvalResult result;
-  result.mode = Mode::profile;
-  result.problem = request.problem->name;
-  result.submission = request.submission_name;
-  result.device = environment.device;
-  result.outcome.started = false;
-  result.verdict = Verdict::internal_error;
-  result.reason = why;
+  EvalResult result = not_started(request, environment, Verdict::internal_error, why);
   result.profile = {{"available", false}, {"message", std::move(why)}};
   return result;
 }

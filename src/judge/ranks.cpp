@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "judge/detail/harness_run.h"
+#include "judge/detail/not_started.h"
 #include "judge/detail/temp_dir.h"
 #include "judge/judge.h"
 
@@ -177,16 +178,7 @@ EvalResult evaluate_ranks(const EvalRequest& request, const Environment& environ
                           std::vector<ScreenFinding> findings) {
   const problem::Problem& problem = *request.problem;
   auto refuse = [&](std::string reason) {
-    EvalResult result;
-    result.mode = request.mode;
-    result.problem = problem.name;
-    result.submission = request.submission_name;
-    result.device = environment.device;
-    result.screen = findings;
-    result.outcome.started = false;
-    result.verdict = Verdict::internal_error;
-    result.reason = std::move(reason);
-    return result;
+    return not_started(request, environment, Verdict::internal_error, std::move(reason), findings);
   };
   if (request.mode == Mode::compare || request.mode == Mode::profile) {
     return refuse(to_string(request.mode) + " mode is not available for multi_gpu problems");

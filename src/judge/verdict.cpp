@@ -2,6 +2,7 @@
 #include <csignal>
 #include <sstream>
 
+#include "judge/detail/not_started.h"
 #include "judge/judge.h"
 
 namespace kj::judge {
@@ -454,5 +455,25 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
                                           " benchmarks timed on secret inputs"
                                     : "all " + n + " benchmarks passed");
 }
+
+namespace detail {
+
+EvalResult not_started(const EvalRequest& request, const Environment& environment, Verdict verdict,
+                       std::string reason, std::vector<ScreenFinding> screen) {
+  EvalResult result;
+  result.verdict = verdict;
+  result.reason = std::move(reason);
+  result.mode = request.mode;
+  result.problem = request.problem->name;
+  result.ranking_by = problem::to_string(request.problem->ranking_by);
+  result.submission = request.submission_name;
+  if (request.mode == Mode::compare) result.submission += " vs " + request.second_name;
+  result.device = environment.device;
+  result.screen = std::move(screen);
+  result.outcome.started = false;
+  return result;
+}
+
+}  // namespace detail
 
 }  // namespace kj::judge

@@ -306,3 +306,86 @@ TEST(Screen, KernelLanguageRule) {
       screen_kernel_language("# @triton.jit\ndef custom_kernel(d):\n  return d\n", "triton"));
   EXPECT_TRUE(screen_kernel_language(torch_only, "cuda"));
 }
+
+// Every evaluation refused before anything ran reports the same facts: the request's mode,
+// problem, ranking and submission (both names in compare mode), the machine's device, and a
+// sandbox that never started. Nothing here needs Python: each refusal comes first.
+TEST(NotStarted, EveryRefusalCarriesTheRequestAndTheDevice) {
+  kj::problem::Problem problem = two_tests();
+  problem.lang = "py";
+  kj::judge::Environment environment;
+  environment.device = "cuda:3";
+  kj::judge::EvalRequest base;
+  base.problem = &problem;
+  base.submission_name = "a.py";
+  base.submission_source = "def custom_kernel(d):\n  return d\n";
+  base.mode = Mode::benchmark;
+
+  struct Refusal {
+    std::string what;
+    kj::judge::EvalRequest request;
+    kj::problem::Problem problem;
+    Verdict verdict;
+    std::string reason;  // a part of it
+    std::string submission;
+  };
+  std::vector<Refusal> refusals;
+  {
+    Refusal r{"source too large", base, problem, Verdict::compile_error, "over the limit", "a.py"};
+    r.request.max_source_bytes = 8;
+    refusals.push_back(r);
+  }
+  {
+    Refusal r{"kernel_language",         base,          problem, Verdict::compile_error,
+              "kernel_language: triton", "a.py vs b.py"};
+    r.problem.kernel_language = "triton";
+    r.request.mode = Mode::compare;
+    r.request.second_name = "b.py";
+    r.request.second_source = base.submission_source;
+    refusals.push_back(r);
+  }
+  {
+    Refusal r{"static screen", base, problem, Verdict::security_violation, "rule gc-walk", "a.py"};
+    r.request.submission_source = "import gc\n\ndef custom_kernel(d):\n  return gc.get_objects()\n";
+    refusals.push_back(r);
+  }
+  {
+    Refusal r{"multi_gpu compare",
+              base,
+              problem,
+              Verdict::internal_error,
+              "compare mode is not available",
+              "a.py vs b.py"};
+    r.problem.multi_gpu = true;
+    r.request.mode = Mode::compare;
+    r.request.second_name = "b.py";
+    r.request.second_source = base.submission_source;
+    refusals.push_back(r);
+  }
+  {
+    Refusal r{"lang: cu compare",          base,          problem, Verdict::internal_error,
+              "does not support lang: cu", "a.cu vs b.cu"};
+    r.problem.lang = "cu";
+    r.request.mode = Mode::compare;
+    r.request.submission_name = "a.cu";
+    r.request.second_name = "b.cu";
+    r.request.second_source = "// b\n";
+    refusals.push_back(r);
+  }
+  for (auto& r : refusals) {
+    SCOPED_TRACE(r.what);
+    r.request.problem = &r.problem;
+    const auto result = kj::judge::evaluate(r.request, environment);
+    EXPECT_EQ(result.verdict, r.verdict);
+    EXPECT_NE(result.reason.find(r.reason), std::string::npos) << result.reason;
+    const json out = kj::judge::to_json(result);
+    EXPECT_EQ(out["mode"], kj::judge::to_string(r.request.mode));
+    EXPECT_EQ(out["problem"], "vectoradd");
+    EXPECT_EQ(out["ranking_by"], "geom");
+    EXPECT_EQ(out["submission"], r.submission);
+    EXPECT_EQ(out["device"], "cuda:3");
+    EXPECT_EQ(out["sandbox"]["started"], false);
+    EXPECT_TRUE(out["tests"].empty());
+    EXPECT_TRUE(out["benchmarks"].empty());
+  }
+}
