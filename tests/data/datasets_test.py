@@ -9,7 +9,6 @@ Run with the harness interpreter (it has pyarrow, pandas, datasets):
   $KJ_PYTHON tests/data/datasets_test.py --kj build/kj
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -22,15 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FAILURES = []
-
-
-def check(condition, what):
-    if condition:
-        print(f"ok    {what}")
-    else:
-        print(f"FAIL  {what}")
-        FAILURES.append(what)
+from kernelbot_fixture import SUBMISSION_SCHEMA, check, kj_argument, report, write_submissions
 
 
 def t(minute):
@@ -57,13 +48,6 @@ ROWS = [
 ]
 USER_IDS = {"alice": "9001", "bob": "9002", "carol": "9003"}
 
-SUBMISSION_SCHEMA = pa.schema([
-    ("submission_id", pa.int64()), ("leaderboard_id", pa.int64()), ("problem_name", pa.string()),
-    ("user_id", pa.string()), ("user_name", pa.string()), ("code_id", pa.int64()),
-    ("file_name", pa.string()), ("submission_time", pa.timestamp("us", tz="UTC")),
-    ("status", pa.string()), ("score", pa.float64()), ("passed", pa.bool_()), ("mode", pa.string()),
-    ("runner", pa.string()), ("code", pa.string()),
-])
 RUN_COLUMNS = ["submission_id", "leaderboard_id", "user_id", "submission_time", "file_name", "code",
                "code_id", "run_id", "run_start_time", "run_end_time", "run_mode", "run_score",
                "run_passed", "run_result", "run_compilation", "run_meta", "run_system_info"]
@@ -74,7 +58,7 @@ IDS = {"submission_id", "leaderboard_id", "user_id", "code_id", "run_id", "id"}
 def write_fixture(dir_):
     dir_.mkdir()
     codes = {}
-    table = pa.table({
+    write_submissions(dir_ / "submissions.parquet", {
         "submission_id": [r[0] for r in ROWS],
         "leaderboard_id": [{"vectoradd": 7, "grayscale": 8}[r[1]] for r in ROWS],
         "problem_name": [r[1] for r in ROWS],
@@ -89,8 +73,7 @@ def write_fixture(dir_):
         "mode": [r[8] for r in ROWS],
         "runner": [r[9] for r in ROWS],
         "code": [r[3] for r in ROWS],
-    }, schema=SUBMISSION_SCHEMA)
-    pq.write_table(table, dir_ / "submissions.parquet")
+    })
     pq.write_table(pa.table({
         "id": pa.array([7, 8], pa.int64()),
         "name": ["vectoradd", "grayscale"],
@@ -135,10 +118,7 @@ def same_up_to_ids(a, b, id_columns):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kj", required=True)
-    args = parser.parse_args()
-    kj = Kj(args.kj)
+    kj = Kj(kj_argument())
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         write_fixture(tmp / "fixture")
@@ -322,12 +302,7 @@ def main():
         hf = datasets.load_dataset("parquet", data_files=str(boot), split="train", cache_dir=str(tmp / "hf"))
         check(len(hf) == 5, "Hugging Face datasets reads the boostrap file")
 
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
+    sys.exit(report())

@@ -8,7 +8,6 @@ submission takes the new verdict and score, and the imported run stays.
   $KJ_PYTHON tests/data/rejudge_test.py --kj build/kj
 """
 
-import argparse
 import json
 import sqlite3
 import subprocess
@@ -17,42 +16,30 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from kernelbot_fixture import check, kj_argument, report, write_submissions
 
 ROOT = Path(__file__).resolve().parents[2]
-FAILURES = []
-
-
-def check(condition, what):
-    print(f"{'ok  ' if condition else 'FAIL'}  {what}")
-    if not condition:
-        FAILURES.append(what)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kj", required=True)
-    args = parser.parse_args()
+    kj = kj_argument()
     code = (ROOT / "problems" / "vectoradd" / "solutions" / "correct" / "pytorch.py").read_text()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        pq.write_table(pa.table({
-            "submission_id": pa.array([1], pa.int64()), "leaderboard_id": pa.array([1], pa.int64()),
-            "problem_name": ["vectoradd"], "user_id": ["1"], "user_name": ["alice"],
-            "code_id": pa.array([1], pa.int64()), "file_name": ["submission.py"],
-            "submission_time": pa.array([datetime(2025, 6, 1, 12, tzinfo=timezone.utc)],
-                                        pa.timestamp("us", tz="UTC")),
+        write_submissions(tmp / "submissions.parquet", {
+            "submission_id": [1], "leaderboard_id": [1], "problem_name": ["vectoradd"],
+            "user_id": ["1"], "user_name": ["alice"], "code_id": [1], "file_name": ["submission.py"],
+            "submission_time": [datetime(2025, 6, 1, 12, tzinfo=timezone.utc)],
             "status": ["succeeded"], "score": [1.0e-5], "passed": [True], "mode": ["leaderboard"],
             "runner": ["cpu"], "code": [code],
-        }), tmp / "submissions.parquet")
+        })
         db = tmp / "kj.db"
-        subprocess.run([args.kj, "import", "kernelbot", tmp / "submissions.parquet",
+        subprocess.run([kj, "import", "kernelbot", tmp / "submissions.parquet",
                         "--db", f"sqlite:{db}"], check=True, capture_output=True)
         with sqlite3.connect(db) as c:
             c.execute("UPDATE leaderboards SET problem_dir = ? WHERE name = 'vectoradd'",
                       (str(ROOT / "problems" / "vectoradd"),))
-        p = subprocess.run([args.kj, "rejudge", "--leaderboard", "vectoradd", "--top", "1", "--json",
+        p = subprocess.run([kj, "rejudge", "--leaderboard", "vectoradd", "--top", "1", "--json",
                             "--harness", ROOT / "harness", "--db", f"sqlite:{db}"],
                            capture_output=True, text=True, timeout=1500)
         check(p.returncode == 0, f"kj rejudge exits 0 ({p.stderr.strip()[-300:]})")
@@ -71,12 +58,8 @@ def main():
         check(any(r[1] == "leaderboard" and r[2] == 0 and r[3] == 1 and r[4] for r in new),
               f"the new job recorded a passed public leaderboard run: {new}")
         check(out and verdict == ("accepted", out[0]["score"]), f"the submission's verdict and score: {verdict}")
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
+    sys.exit(report())

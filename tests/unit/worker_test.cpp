@@ -22,6 +22,45 @@ JudgedJob judged_with(bool checked, bool ok, std::string message) {
   return judged;
 }
 
+// A SQLite store file of the test's own, removed with its WAL files however the test ends.
+class StoreFile {
+ public:
+  explicit StoreFile(const std::string& name)
+      : path_(testing::TempDir() + "/kj-" + name + "-" + std::to_string(::getpid()) + ".db") {
+    remove();
+  }
+  ~StoreFile() { remove(); }
+  StoreFile(const StoreFile&) = delete;
+  StoreFile& operator=(const StoreFile&) = delete;
+  std::string url() const { return "sqlite:" + path_; }
+
+ private:
+  void remove() const {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
+  }
+  std::string path_;
+};
+
+// Queues one job: alice's test-mode submission to a new leaderboard `name` (H200); its id.
+store::Id queue_submission(store::Store& store, const std::string& name,
+                           const std::string& problem_dir, int gpus_needed = 1) {
+  store::NewLeaderboard board;
+  board.name = name;
+  board.problem_dir = problem_dir;
+  board.gpu_types = {"H200"};
+  const auto leaderboard = store.create_leaderboard(board);
+  const auto user = store.create_user("alice", false);
+  store::NewSubmission submission;
+  submission.user_id = user.id;
+  submission.leaderboard_id = leaderboard.id;
+  submission.file_name = "k.py";
+  submission.code = "def custom_kernel(data):\n    return data\n";
+  submission.gpu_type = "H200";
+  submission.mode = "test";
+  submission.gpus_needed = gpus_needed;
+  return store.create_submission(submission).id;
+}
+
 TEST(GpuFault, AHealthyOrUncheckedDeviceKeepsWorking) {
   EXPECT_FALSE(gpu_fault(judged_with(true, true, "")));
   EXPECT_FALSE(gpu_fault(judged_with(false, true, "NVML not available")));
@@ -45,46 +84,27 @@ TEST(GpuFault, MetricsNameTheWorkerOutOfService) {
 }
 
 TEST(GpuFault, AWorkerOutOfServiceClaimsNothing) {
-  const std::string db =
-      testing::TempDir() + "/kj-worker-test-" + std::to_string(::getpid()) + ".db";
-  std::remove(db.c_str());
-  {
-    auto store = store::open_store("sqlite:" + db);
-    store::NewLeaderboard board;
-    board.name = "vectoradd";
-    board.problem_dir = "problems/vectoradd";
-    board.gpu_types = {"H200"};
-    const auto leaderboard = store->create_leaderboard(board);
-    const auto user = store->create_user("alice", false);
-    store::NewSubmission submission;
-    submission.user_id = user.id;
-    submission.leaderboard_id = leaderboard.id;
-    submission.file_name = "k.py";
-    submission.code = "def custom_kernel(data):\n    return data\n";
-    submission.gpu_type = "H200";
-    submission.mode = "test";
-    const auto created = store->create_submission(submission);
-
-    WorkerOptions options;
-    options.worker_id = "host:1:cuda:0";
-    options.device = "cuda:0";
-    options.gpu_types = {"H200"};
-    auto stats = std::make_shared<WorkerStats>();
-    Worker worker("sqlite:" + db, options, stats);
-    worker.take_out_of_service("process 4242 still on the GPU");
-    EXPECT_EQ(worker.gpu_fault(), "process 4242 still on the GPU");
-    EXPECT_FALSE(worker.run_one());  // the queued job is not taken
-    const auto jobs = store->submission_jobs(created.id);
-    ASSERT_EQ(jobs.size(), 1u);
-    EXPECT_EQ(jobs[0].state, store::JobState::queued);
-    EXPECT_EQ(jobs[0].attempts, 0);
-    worker.start();  // the loop starts, sees the fault, and waits for stop() without claiming
-    worker.stop();
-    EXPECT_EQ(store->submission_jobs(created.id)[0].state, store::JobState::queued);
-    EXPECT_NE(stats->prometheus().find("kj_worker_gpu_unhealthy{worker=\"host:1:cuda:0\"} 1"),
-              std::string::npos);
-  }
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+  const StoreFile db("worker-test");
+  const auto store = store::open_store(db.url());
+  const store::Id created = queue_submission(*store, "vectoradd", "problems/vectoradd");
+  WorkerOptions options;
+  options.worker_id = "host:1:cuda:0";
+  options.device = "cuda:0";
+  options.gpu_types = {"H200"};
+  auto stats = std::make_shared<WorkerStats>();
+  Worker worker(db.url(), options, stats);
+  worker.take_out_of_service("process 4242 still on the GPU");
+  EXPECT_EQ(worker.gpu_fault(), "process 4242 still on the GPU");
+  EXPECT_FALSE(worker.run_one());  // the queued job is not taken
+  const auto jobs = store->submission_jobs(created);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].state, store::JobState::queued);
+  EXPECT_EQ(jobs[0].attempts, 0);
+  worker.start();  // the loop starts, sees the fault, and waits for stop() without claiming
+  worker.stop();
+  EXPECT_EQ(store->submission_jobs(created)[0].state, store::JobState::queued);
+  EXPECT_NE(stats->prometheus().find("kj_worker_gpu_unhealthy{worker=\"host:1:cuda:0\"} 1"),
+            std::string::npos);
 }
 
 // The GPUs of one worker process: which are idle for a multi-GPU job, by type, and that a GPU
@@ -110,46 +130,27 @@ TEST(GpuPool, IdleGpusAreThoseOfTheTypeNotHeldNorOutOfService) {
 // A job needing two GPUs waits while its worker's host has one free; a worker whose GPU is held
 // for another worker's job claims nothing at all.
 TEST(GpuPool, AMultiGpuJobWaitsForEnoughIdleGpus) {
-  const std::string db =
-      testing::TempDir() + "/kj-worker-pool-test-" + std::to_string(::getpid()) + ".db";
-  std::remove(db.c_str());
-  {
-    auto store = store::open_store("sqlite:" + db);
-    store::NewLeaderboard board;
-    board.name = "allreduce_mean";
-    board.problem_dir = std::string(KJ_SOURCE_DIR) + "/problems/allreduce_mean";
-    board.gpu_types = {"H200"};
-    const auto leaderboard = store->create_leaderboard(board);
-    const auto user = store->create_user("alice", false);
-    store::NewSubmission submission;
-    submission.user_id = user.id;
-    submission.leaderboard_id = leaderboard.id;
-    submission.file_name = "k.py";
-    submission.code = "def custom_kernel(data):\n    return data\n";
-    submission.gpu_type = "H200";
-    submission.mode = "test";
-    submission.gpus_needed = 2;
-    const auto created = store->create_submission(submission);
-
-    auto pool = std::make_shared<GpuPool>();
-    for (const char* device : {"cuda:0", "cuda:1"}) pool->add(device, "H200");
-    WorkerOptions options;
-    options.device = "cuda:0";
-    options.gpu_types = {"H200"};
-    options.worker_id = "host:1:cuda:0";
-    Worker first("sqlite:" + db, options, nullptr, pool);
-    options.device = "cuda:1";
-    options.worker_id = "host:1:cuda:1";
-    Worker second("sqlite:" + db, options, nullptr, pool);
-    pool->set_busy({"cuda:1"}, true);  // judging a job of its own
-    EXPECT_FALSE(first.run_one());     // one GPU free: the two-GPU job stays queued
-    EXPECT_FALSE(second.run_one());    // its GPU is busy: it claims nothing
-    const auto jobs = store->submission_jobs(created.id);
-    ASSERT_EQ(jobs.size(), 1u);
-    EXPECT_EQ(jobs[0].state, store::JobState::queued);
-    EXPECT_EQ(jobs[0].attempts, 0);
-  }
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+  const StoreFile db("worker-pool-test");
+  const auto store = store::open_store(db.url());
+  const store::Id created = queue_submission(
+      *store, "allreduce_mean", std::string(KJ_SOURCE_DIR) + "/problems/allreduce_mean", 2);
+  auto pool = std::make_shared<GpuPool>();
+  for (const char* device : {"cuda:0", "cuda:1"}) pool->add(device, "H200");
+  WorkerOptions options;
+  options.device = "cuda:0";
+  options.gpu_types = {"H200"};
+  options.worker_id = "host:1:cuda:0";
+  Worker first(db.url(), options, nullptr, pool);
+  options.device = "cuda:1";
+  options.worker_id = "host:1:cuda:1";
+  Worker second(db.url(), options, nullptr, pool);
+  pool->set_busy({"cuda:1"}, true);  // judging a job of its own
+  EXPECT_FALSE(first.run_one());     // one GPU free: the two-GPU job stays queued
+  EXPECT_FALSE(second.run_one());    // its GPU is busy: it claims nothing
+  const auto jobs = store->submission_jobs(created);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].state, store::JobState::queued);
+  EXPECT_EQ(jobs[0].attempts, 0);
 }
 
 }  // namespace
