@@ -2,8 +2,12 @@
 #include "store/detail/sqlite_store.h"
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -157,6 +161,152 @@ struct MmapSize : ScopedPragma {
   explicit MmapSize(Connection& db) : ScopedPragma(db, "mmap_size", std::int64_t{1} << 32) {}
 };
 
+// A bulk import of 200,000 submissions writes 1 GB of pages: in WAL mode once into the WAL and
+// again into the database file by the checkpoint after the commit. When no other connection has
+// the store open, the import runs with a rollback journal instead: the pages it adds go straight
+// into the database file (SQLite journals only the pages that existed before the transaction),
+// still one transaction that an error or a crash rolls back. Synchronous mode is FULL meanwhile,
+// as a rollback journal needs for durability. The store is switched back to WAL mode afterwards
+// (and every open switches it too). When another connection has the store open, the switch fails
+// at once (SQLite does not call the busy handler for it) and the import runs in WAL mode.
+class RollbackJournalWhenAlone {
+ public:
+  explicit RollbackJournalWhenAlone(Connection& db) : db_(db) {
+    try {
+      auto mode = db_.query("PRAGMA journal_mode = DELETE");
+      active_ = mode.step() && mode.text(0) == "delete";
+    } catch (const SqliteError&) {
+      // SQLITE_BUSY: another connection has the store open; it keeps its WAL.
+    }
+    if (!active_) return;
+    try {
+      db_.exec("PRAGMA synchronous = FULL");
+    } catch (const SqliteError&) {
+      back_to_wal();
+      throw;
+    }
+  }
+  ~RollbackJournalWhenAlone() {
+    if (active_) back_to_wal();
+  }
+  RollbackJournalWhenAlone(const RollbackJournalWhenAlone&) = delete;
+  RollbackJournalWhenAlone& operator=(const RollbackJournalWhenAlone&) = delete;
+
+ private:
+  void back_to_wal() noexcept {
+    try {
+      db_.exec("PRAGMA synchronous = NORMAL");
+      auto mode = db_.query("PRAGMA journal_mode = WAL");
+      mode.step();
+    } catch (const SqliteError&) {
+      // Still a rollback journal: correct, and the next open of the store switches it to WAL.
+    }
+  }
+
+  Connection& db_;
+  bool active_ = false;
+};
+
+// Pulls the submissions of an import from `next` on a second thread, up to kSlots ahead of the
+// inserts, each with the SHA-256 of its code: reading them from the files and hashing run beside
+// the SQLite work instead of between its statements. The slots' buffers are reused.
+class ImportPrefetch {
+ public:
+  struct Slot {
+    ImportedSubmission submission;
+    std::string code_sha256;  // hex
+  };
+
+  explicit ImportPrefetch(const std::function<bool(ImportedSubmission&)>& next)
+      : next_(next), thread_([this] { produce(); }) {}
+  ~ImportPrefetch() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    producer_.notify_one();
+    thread_.join();
+  }
+  ImportPrefetch(const ImportPrefetch&) = delete;
+  ImportPrefetch& operator=(const ImportPrefetch&) = delete;
+
+  // The next submission, nullptr after the last; rethrows what `next` threw. The slot stays
+  // valid until release().
+  Slot* acquire() {
+    std::unique_lock lock(mutex_);
+    if (consumed_ == produced_ && !done_) {
+      // Woken once half the slots are filled (or at the end), not for every one.
+      consumer_waiting_ = true;
+      consumer_.wait(lock, [&] { return produced_ - consumed_ >= kSlots / 2 || done_; });
+      consumer_waiting_ = false;
+    }
+    if (consumed_ < produced_) return &slots_[consumed_ % kSlots];
+    if (error_) std::rethrow_exception(error_);
+    return nullptr;
+  }
+  void release() {
+    bool wake = false;
+    {
+      std::lock_guard lock(mutex_);
+      ++consumed_;
+      // A waiting producer is woken once half the slots are free, not for every one.
+      wake = producer_waiting_ && produced_ - consumed_ <= kSlots / 2;
+    }
+    if (wake) producer_.notify_one();
+  }
+
+ private:
+  static constexpr std::size_t kSlots = 64;
+
+  void produce() {
+    while (true) {
+      std::size_t at = 0;
+      {
+        std::unique_lock lock(mutex_);
+        if (produced_ - consumed_ == kSlots && !stop_) {
+          producer_waiting_ = true;
+          producer_.wait(lock, [&] { return produced_ - consumed_ <= kSlots / 2 || stop_; });
+          producer_waiting_ = false;
+        }
+        if (stop_) return;
+        at = produced_ % kSlots;
+      }
+      // Only this thread writes the slot at produced_: the consumer reads below it.
+      Slot& slot = slots_[at];
+      bool more = false;
+      std::exception_ptr error;
+      try {
+        more = next_(slot.submission);
+        if (more) slot.code_sha256 = to_hex(sha256(slot.submission.code));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      bool wake = false;
+      {
+        std::lock_guard lock(mutex_);
+        if (more) {
+          ++produced_;
+        } else {
+          done_ = true;
+          error_ = error;
+        }
+        wake = consumer_waiting_ && (produced_ - consumed_ >= kSlots / 2 || done_);
+      }
+      if (wake) consumer_.notify_one();
+      if (!more) return;
+    }
+  }
+
+  const std::function<bool(ImportedSubmission&)>& next_;
+  std::array<Slot, kSlots> slots_;
+  std::mutex mutex_;
+  std::condition_variable producer_, consumer_;
+  std::size_t produced_ = 0, consumed_ = 0;
+  bool done_ = false, stop_ = false, producer_waiting_ = false, consumer_waiting_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once the members it uses exist
+};
+
 class SqliteStore final : public Store {
  public:
   SqliteStore(const std::string& path, StoreOptions options)
@@ -169,13 +319,7 @@ class SqliteStore final : public Store {
     }
     sqlite3_busy_timeout(db_.get(), static_cast<int>(options_.busy_timeout.count()));
     db_.exec("PRAGMA foreign_keys = ON");
-    {
-      auto mode = db_.query("PRAGMA journal_mode = WAL");
-      if (mode.step() && mode.text(0) != "wal" && path != ":memory:") {
-        throw StoreError("open",
-                         "cannot switch " + path + " to WAL mode (got " + mode.text(0) + ")");
-      }
-    }
+    switch_to_wal(path);
     // In WAL mode NORMAL loses no committed transaction on a process crash, only on power loss.
     db_.exec("PRAGMA synchronous = NORMAL");
     migrate(path);
@@ -927,16 +1071,23 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
   int import_submissions(const std::function<bool(ImportedSubmission&)>& next) override {
     return guarded("import_submissions", [&] {
       // A page cache large enough for the indexes this transaction keeps touching (the default
-      // 2 MiB spills them to the WAL and reads them back on every row); safe: only memory.
+      // 2 MiB spills them to the WAL and reads them back on every row); safe: only memory. No
+      // memory map: in WAL mode SQLite looks each page read through the map up in the WAL index
+      // first, a lookup that grows with the WAL this transaction writes.
       CacheSize cache(db_, kImportCacheKiB);
-      MmapSize mmap(db_);
+      RollbackJournalWhenAlone journal(db_);
       Transaction transaction(db_);
       const Time now = options_.now();
       int added = 0;
       std::unordered_map<std::string, Id> users;
       Id checked_leaderboard = 0;
-      ImportedSubmission s;
-      while (next(s)) {
+      ImportPrefetch prefetch(next);
+      while (auto* slot = prefetch.acquire()) {
+        struct Release {
+          ImportPrefetch& prefetch;
+          ~Release() { prefetch.release(); }
+        } release{prefetch};
+        const ImportedSubmission& s = slot->submission;
         if (s.leaderboard_id != checked_leaderboard) {
           require_leaderboard("import_submissions", s.leaderboard_id);
           checked_leaderboard = s.leaderboard_id;
@@ -957,7 +1108,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
           user_id = db_.last_insert_id();
         }
         users.emplace(s.user_name, user_id);
-        auto [code_id, hash] = put_code_locked(s.code);
+        const Id code_id = put_code_locked(s.code, slot->code_sha256);
         {
           auto row = db_.query(
               "SELECT 1 FROM submissions WHERE user_id = ?1 AND leaderboard_id = ?2 AND "
@@ -1039,6 +1190,28 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
     auto row = db_.query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
     row.step();
     return static_cast<int>(row.int64(0));
+  }
+
+  // While an import holds the store with a rollback journal (RollbackJournalWhenAlone), SQLite
+  // refuses the switch back to WAL at once (SQLITE_BUSY, without calling the busy handler): wait
+  // for the import here as for any other writer, up to the busy timeout.
+  void switch_to_wal(const std::string& path) {
+    const auto deadline = std::chrono::steady_clock::now() + options_.busy_timeout;
+    while (true) {
+      try {
+        auto mode = db_.query("PRAGMA journal_mode = WAL");
+        if (mode.step() && mode.text(0) != "wal" && path != ":memory:") {
+          throw StoreError("open",
+                           "cannot switch " + path + " to WAL mode (got " + mode.text(0) + ")");
+        }
+        return;
+      } catch (const SqliteError& error) {
+        if ((error.code() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
+          throw;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
 
   void migrate(const std::string& path) {
@@ -1125,6 +1298,9 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
 
   std::pair<Id, std::string> put_code_locked(std::string_view code) {
     std::string hash = to_hex(sha256(code));
+    return {put_code_locked(code, hash), hash};
+  }
+  Id put_code_locked(std::string_view code, const std::string& hash) {
     db_.query(
            "INSERT INTO code_files (sha256, code, created_at) VALUES (?1, ?2, ?3) ON CONFLICT "
            "(sha256) DO NOTHING")
@@ -1132,11 +1308,11 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
         .bind_blob(2, code.data(), code.size())
         .bind(3, micros(options_.now()))
         .run();
-    if (db_.changes() == 1) return {db_.last_insert_id(), hash};
+    if (db_.changes() == 1) return db_.last_insert_id();
     auto row = db_.query("SELECT id FROM code_files WHERE sha256 = ?1");
     row.bind(1, hash);
     row.step();
-    return {row.int64(0), hash};
+    return row.int64(0);
   }
 
   // gpus_needed 0: as many as the submission's earlier jobs needed (a re-queue).

@@ -365,7 +365,8 @@ class Store {
   // Records submissions judged elsewhere, all in one transaction (all or none); those already
   // present are skipped. `next` fills in the next submission (the object is reused from call to
   // call) and returns false after the last; an exception from `next` rolls everything back.
-  // Returns how many were added.
+  // SQLite calls `next` on a second thread, one call at a time, a few submissions ahead of the
+  // inserts. Returns how many were added.
   virtual int import_submissions(const std::function<bool(ImportedSubmission&)>& next) = 0;
   int import_submissions(std::span<const ImportedSubmission> submissions) {
     std::size_t i = 0;

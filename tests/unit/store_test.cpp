@@ -1166,6 +1166,71 @@ TEST_P(StoreTest, ImportIsAllOrNothingAndIdempotent) {
   EXPECT_EQ(without, 3);
 }
 
+// The submissions of `board` that `store` sees.
+int submissions_seen(Store& store, Id board) {
+  const Id ids[] = {board};
+  int seen = 0;
+  store.for_each_submission_record(ids, Store::RecordCode::without,
+                                   [&](const kj::store::SubmissionRecord&) { ++seen; });
+  return seen;
+}
+
+std::string sqlite_journal_mode(const std::string& path) {
+  sqlite3* raw = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &statement, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(statement), SQLITE_ROW);
+  std::string mode = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+  sqlite3_finalize(statement);
+  sqlite3_close(raw);
+  return mode;
+}
+
+// An import into a SQLite store nothing else has open writes through a rollback journal: a store
+// opened meanwhile (another kj process) waits for the import, then sees all of it, and the store
+// is in WAL mode again afterwards.
+TEST_P(StoreTest, StoreOpenedDuringAnImportWaitsForIt) {
+  if (postgres()) GTEST_SKIP() << "SQLite journal modes";
+  open();
+  const Id board = leaderboard();
+  std::future<int> seen;
+  int pulled = 0;
+  EXPECT_EQ(store_->import_submissions([&](kj::store::ImportedSubmission& s) {
+    if (pulled == 2) {
+      seen = std::async(std::launch::async, [&] {
+        auto other = open_store(url_, options());
+        return submissions_seen(*other, board);
+      });
+      std::this_thread::sleep_for(300ms);  // the other store is opening while the import runs
+    }
+    if (pulled == 4) return false;
+    s = imported(board, "alice", ++pulled, now());
+    return true;
+  }),
+            4);
+  EXPECT_EQ(seen.get(), 4) << "the store opened during the import saw all of it";
+  EXPECT_EQ(sqlite_journal_mode(path_), "wal");
+}
+
+// With another connection open (kj serve), the import runs beside it without waiting for it, and
+// that connection sees the submissions once the import returns.
+TEST_P(StoreTest, ImportBesideAnotherOpenStore) {
+  if (postgres()) GTEST_SKIP() << "SQLite journal modes";
+  open();
+  const Id board = leaderboard();
+  auto other = open_store(url_, options());
+  EXPECT_EQ(submissions_seen(*other, board), 0);
+  std::vector<kj::store::ImportedSubmission> batch;
+  for (int n = 1; n <= 3; ++n) batch.push_back(imported(board, "alice", n, now()));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(store_->import_submissions(batch), 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "the import waited for the other";
+  EXPECT_EQ(submissions_seen(*other, board), 3);
+  EXPECT_EQ(store_->import_submissions(batch), 0);
+  EXPECT_EQ(sqlite_journal_mode(path_), "wal");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& backend) {
                            return backend.param;
