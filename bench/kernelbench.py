@@ -54,6 +54,9 @@ def main():
     parser.add_argument("--only", default="", help="comma-separated problem names")
     parser.add_argument("--max-time", type=float, default=5.0, help="seconds of sampling per case")
     parser.add_argument("--work", default="", help="folder for problems and solutions (default: temporary)")
+    parser.add_argument("--kj-arg", action="append", default=[],
+                        help="extra argument for kj eval (e.g. --kj-arg=--memory-limit=32768)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per problem")
     parser.add_argument("--json", default="", help="write the per-problem results here")
     args = parser.parse_args()
 
@@ -77,11 +80,14 @@ def main():
         with open(solution, "w") as f:
             f.write(pytorch_solution(open(path).read()))
         start = time.monotonic()
-        proc = subprocess.run([args.kj, "eval", problem, solution, "--mode", "benchmark", "--json",
-                               "--device", args.device, "--max-time", str(args.max_time)],
-                              capture_output=True, text=True)
         try:
+            proc = subprocess.run([args.kj, "eval", problem, solution, "--mode", "benchmark", "--json",
+                                   "--device", args.device, "--max-time", str(args.max_time),
+                                   *args.kj_arg],
+                                  capture_output=True, text=True, timeout=args.timeout)
             result = json.loads(proc.stdout)
+        except subprocess.TimeoutExpired:
+            result = {"verdict": "no_result", "reason": f"kj eval ran past {args.timeout} s"}
         except ValueError:
             result = {"verdict": "no_result", "reason": proc.stderr.strip()[-300:]}
         bench = (result.get("benchmarks") or [{}])[0]

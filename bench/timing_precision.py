@@ -44,7 +44,9 @@ def our_runs(args):
              "cv": b["summary"]["stdev_ns"] / b["summary"]["mean_ns"], "method": b["method"],
              "iqr_rel": b["summary"]["iqr_ns"] / b["summary"]["median_ns"],
              "other_stream_samples": b.get("other_stream_samples", 0),
-             "stop_reason": b["stop_reason"]} for b in result["benchmarks"]]})
+             "stop_reason": b["stop_reason"], "seconds": b.get("seconds"),
+             "recheck_path": b.get("recheck_path")} for b in result["benchmarks"]],
+                     "timeline": result.get("timeline", [])})
         print(f"kj run {r}: {wall:.1f} s, medians (µs) "
               + " ".join(f"{b['median_ns'] / 1e3:.2f}" for b in runs[-1]["benchmarks"]), flush=True)
     return runs

@@ -568,7 +568,7 @@ class Evaluation:
             self.ranks.leave(False)  # before the runners stop: peers must not wait on them
         for runner in self.runners.values():
             runner.stop()
-        self.report.emit("done", passed=passed)
+        self.report.emit("done", passed=passed, age_s=process_age())
         if self.ranks is not None and passed:
             self.ranks.leave(True)
 
@@ -625,6 +625,18 @@ def sanitize_error(error) -> dict:
         return {"type": "Unknown", "message": "the submission failed", "traceback": ""}
     return {key: str(error.get(key, ""))[:limit]
             for key, limit in (("type", 200), ("message", 4000), ("traceback", 16000))}
+
+
+def process_age() -> float | None:
+    """Seconds since this process was created (procfs start time against the boot clock), so
+    the judge can tell interpreter start-up and teardown from the run itself."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return round(time.clock_gettime(time.CLOCK_BOOTTIME) - started, 3)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def read_line(fd: int) -> bytes:
@@ -685,7 +697,7 @@ def main() -> int:
             raise preload_error
         reporter.emit("hello", protocol=PROTOCOL_VERSION, python=sys.version.split()[0],
                       torch=torch.__version__, triton=triton_version, device=job["device"],
-                      preload_s=round(preload_s, 4))
+                      preload_s=round(preload_s, 4), age_s=process_age())
         sys.path.insert(0, job["task_dir"])
         os.makedirs(job.get("workdir", "/tmp/work"), exist_ok=True)
         os.chdir(job.get("workdir", "/tmp/work"))

@@ -192,6 +192,9 @@ struct EvalResult {
   std::optional<ErrorInfo> error;
   std::vector<ScreenFinding> screen;                 // static screen findings (flags)
   nlohmann::json system = nlohmann::json::object();  // interpreter, torch, triton, GPU name
+  // The harness process's own clock: imports before the job, its age at hello and at done
+  // (seconds since it was created), so start-up and teardown show beside the sandbox's wall.
+  nlohmann::json process_times = nlohmann::json::object();
   // (event, seconds since the harness started) for each harness event: where a run's time went.
   std::vector<std::pair<std::string, double>> timeline;
   GpuHealth gpu_health;      // GPU runs: checked after the sandbox ended

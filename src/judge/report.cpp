@@ -208,6 +208,7 @@ nlohmann::json to_json(const EvalResult& r) {
   };
   out["timeline"] = nlohmann::json::array();
   for (const auto& [what, t] : r.timeline) out["timeline"].push_back({{"event", what}, {"t_s", t}});
+  if (!r.process_times.empty()) out["process_times"] = r.process_times;
   for (const auto& c : r.tests) out["tests"].push_back(case_json(c, false));
   for (const auto& c : r.benchmarks) out["benchmarks"].push_back(case_json(c, true));
   if (r.mode == Mode::leaderboard) {

@@ -196,6 +196,9 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       for (const char* key : {"python", "torch", "triton", "device"}) {
         if (event.contains(key)) result.system[key] = event[key];
       }
+      for (const auto& [key, as] : {std::pair{"preload_s", "imports_s"}, {"age_s", "at_hello_s"}}) {
+        if (event.contains(key) && event[key].is_number()) result.process_times[as] = event[key];
+      }
     } else if (name == "device") {
       result.system["device_name"] = str(event, "name");
     } else if (name == "stage") {
@@ -238,6 +241,9 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
       error_owner = str(event, "submission");
     } else if (name == "done") {
       done = true;
+      if (event.contains("age_s") && event["age_s"].is_number()) {
+        result.process_times["at_done_s"] = event["age_s"];
+      }
     }
   }
   result.error = error;

@@ -490,8 +490,10 @@ bool Worker::run_one() {
               {"mode", claimed->submission.mode}});
     JudgedJob judged;
     try {
-      // A warm harness serves one job; the next is started once this one is recorded.
+      // A warm harness serves one job. The next is started now on a GPU worker (its imports
+      // run on the host's other cores while this job runs), else once this one is recorded.
       std::unique_ptr<judge::WarmHarness> warm = std::move(warm_);
+      if (options_.warm_ahead && options_.device.starts_with("cuda")) prepare_warm_harness();
       judge::Environment run_environment = environment();
       if (devices.size() > 1) run_environment.rank_devices = devices;
       judged = judge_job(*claimed, run_environment, options_, warm.get());

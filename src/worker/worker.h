@@ -39,6 +39,11 @@ struct WorkerOptions {
   nlohmann::json timing = nlohmann::json::object();  // benchmark settings for the harness
   // Keep the next job's harness started (sandbox set up, torch imported) while waiting.
   bool warm_start = true;
+  // With warm_start on a GPU worker: the next job's harness is started as soon as a job begins,
+  // so its start-up (CPU only: no CUDA before its job) overlaps the running job instead of
+  // following it. Back-to-back jobs then skip the start-up. CPU workers wait for the job to end,
+  // so a CPU job never shares its cores with the next harness's imports.
+  bool warm_ahead = true;
 };
 
 // Counters shared by the workers of one process, for /metrics.
