@@ -114,6 +114,9 @@ def main():
                 "harness_done_s": marks.get("done"),
                 "process_times": result.get("process_times", {}),
                 "stop_reasons": [b.get("stop_reason") for b in result.get("benchmarks", [])],
+                "medians_ns": [(b.get("summary") or {}).get("median_ns")
+                               for b in result.get("benchmarks", [])],
+                "timeline": result.get("timeline", []),
                 "recheck_path": sorted({b.get("recheck_path") for b in result.get("benchmarks", [])
                                         if b.get("recheck_path")}),
             })

@@ -1,6 +1,9 @@
 # expect: accepted
 # device: gpu
 # mode: leaderboard
+# args: --no-screen
+# (--no-screen: the static screen refuses any import of the harness; this checks what the
+# harness itself does when a runner gets that far.)
 # Computes right, but its runner hands the checker forged CUDA IPC handles (random bytes) for
 # kept outputs. Opening one fails; the harness must neither crash nor blame the judge, and falls
 # back to the bytes through the pipe, which are right: accepted.

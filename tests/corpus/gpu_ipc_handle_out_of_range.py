@@ -1,6 +1,9 @@
 # expect: wrong_answer
 # device: gpu
 # mode: leaderboard
+# args: --no-screen
+# (--no-screen: the static screen refuses any import of the harness; this checks what the
+# harness itself does when a runner gets that far.)
 # reason: outside the memory
 # Computes right, but rewrites how its runner hands kept outputs to the checker: each CUDA IPC
 # handle comes with an offset far past the allocation it maps, hoping the harness reads (and
