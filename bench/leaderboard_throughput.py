@@ -3,8 +3,9 @@
 SQLite store with one worker on the given device, N leaderboard-mode submissions of one file
 POSTed at once, then the time from the first POST to the last result. Each run is a full
 leaderboard run in a sandbox and interpreter of its own (public tests, public shapes, ranked
-tests, timing on secret inputs, re-checks); the worker starts the next run's harness while the
-current one runs (GPU workers), which is what a queue of submissions sees.
+tests, timing on secret inputs, re-checks), which is what a queue of submissions sees. A GPU
+worker starts the next run's harness as each job begins, or with `--serve-arg=--no-warm-ahead`
+only after it ends.
 
   bench/leaderboard_throughput.py --kj build/kj --problems PROBLEMS_DIR --leaderboard vectoradd_py \\
       --submission bench/kernels/vectoradd_pmpp_triton.py --runs 6 [--device cuda:0] [--json OUT]

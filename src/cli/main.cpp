@@ -629,7 +629,11 @@ int main(int argc, char** argv) {
   serve->add_option("--port", serve_options.port, "0: any free port")->capture_default_str();
   serve->add_option("--python", serve_python, "harness interpreter (default $KJ_PYTHON)");
   serve->add_option("--harness", serve_harness, "folder holding kj_harness");
+  bool serve_no_warm_ahead = false;
   serve->add_flag("--no-gpu", serve_no_gpu, "one CPU worker even when GPUs are present");
+  serve->add_flag("--no-warm-ahead", serve_no_warm_ahead,
+                  "GPU workers start the next job's harness only after a job ends, not as it "
+                  "begins (fewer runs per hour)");
   bool serve_no_workers = false;
   serve->add_flag("--no-workers", serve_no_workers,
                   "start no worker: the API only, queued jobs wait (benchmarks, seeding)");
@@ -741,6 +745,7 @@ int main(int argc, char** argv) {
       serve_options.store_url = serve_db;
       if (serve_options.problems_dir.empty()) serve_options.problems_dir = bundled_problems_dir();
       serve_options.use_gpus = !serve_no_gpu;
+      serve_options.worker.warm_ahead = !serve_no_warm_ahead;
       serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
