@@ -67,6 +67,12 @@ def _():
     assert result["system"]["torch"].startswith("2."), result["system"]
     assert result["sandbox"]["started"] and result["sandbox"]["limit"] == "none"
     assert result["sandbox"]["wall_ns"] > 0
+    # The harness's own clock splits the sandbox's wall time: imports before the job, then the
+    # job (hello to done), then teardown; each mark within the sandbox's wall time.
+    times = result["process_times"]
+    wall_s = result["sandbox"]["wall_ns"] / 1e9
+    assert 0 < times["imports_s"] <= times["at_hello_s"] + 0.02, times
+    assert times["at_hello_s"] <= times["at_done_s"] <= wall_s + 0.05, (times, wall_s)
 
 
 @case("benchmark mode on the CPU times every benchmark and scores by ranking_by")
