@@ -330,6 +330,11 @@ TEST(NotStarted, EveryRefusalCarriesTheRequestAndTheDevice) {
     std::string submission;
   };
   std::vector<Refusal> refusals;
+  auto as_compare = [](kj::judge::EvalRequest& request, std::string name, std::string source) {
+    request.mode = Mode::compare;
+    request.second_name = std::move(name);
+    request.second_source = std::move(source);
+  };
   {
     Refusal r{"source too large", base, problem, Verdict::compile_error, "over the limit", "a.py"};
     r.request.max_source_bytes = 8;
@@ -339,9 +344,7 @@ TEST(NotStarted, EveryRefusalCarriesTheRequestAndTheDevice) {
     Refusal r{"kernel_language",         base,          problem, Verdict::compile_error,
               "kernel_language: triton", "a.py vs b.py"};
     r.problem.kernel_language = "triton";
-    r.request.mode = Mode::compare;
-    r.request.second_name = "b.py";
-    r.request.second_source = base.submission_source;
+    as_compare(r.request, "b.py", base.submission_source);
     refusals.push_back(r);
   }
   {
@@ -357,19 +360,15 @@ TEST(NotStarted, EveryRefusalCarriesTheRequestAndTheDevice) {
               "compare mode is not available",
               "a.py vs b.py"};
     r.problem.multi_gpu = true;
-    r.request.mode = Mode::compare;
-    r.request.second_name = "b.py";
-    r.request.second_source = base.submission_source;
+    as_compare(r.request, "b.py", base.submission_source);
     refusals.push_back(r);
   }
   {
     Refusal r{"lang: cu compare",          base,          problem, Verdict::internal_error,
               "does not support lang: cu", "a.cu vs b.cu"};
     r.problem.lang = "cu";
-    r.request.mode = Mode::compare;
     r.request.submission_name = "a.cu";
-    r.request.second_name = "b.cu";
-    r.request.second_source = "// b\n";
+    as_compare(r.request, "b.cu", "// b\n");
     refusals.push_back(r);
   }
   for (auto& r : refusals) {
