@@ -45,7 +45,7 @@ DEFAULTS = {
     "spin_us": 200.0,
     "keep_output_bytes": 2 << 30,
     "recheck": 1,  # timed outputs re-checked after timing; 0: every kept one
-    "recheck_ipc": 1,  # on a GPU, kept outputs reach the checker as CUDA IPC handles
+    "recheck_ipc": 1,  # on a GPU, outputs reach the checker as CUDA IPC handles (checks, re-checks)
 }
 
 

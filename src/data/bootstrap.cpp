@@ -359,6 +359,20 @@ json process_row(const CorpusRow& row, Translator& translator,
     out["reason"] = row.parse_error;
     return out;
   }
+  // Each judged evaluation of the row runs in a harness started one step ahead (its sandbox set
+  // up, torch imported) while the step before it runs: the first while the PyTorch program runs,
+  // the next while the first is judged. A fresh sandbox per evaluation, as without them.
+  sandbox::Limits limits;
+  limits.memory_bytes = options.memory_bytes;
+  std::unique_ptr<judge::WarmHarness> ahead;
+  auto start_ahead = [&] {
+    try {
+      ahead = std::make_unique<judge::WarmHarness>(environment, limits);
+    } catch (const std::exception&) {
+      ahead.reset();  // the evaluation then starts its own harness
+    }
+  };
+  start_ahead();
   const ProbeResult probe = run_pytorch(row, environment, options);
   out["pt_code_runs"] = probe.runs;
   out["stdout"] = probe.stdout_text;
@@ -422,9 +436,12 @@ json process_row(const CorpusRow& row, Translator& translator,
       request.submission_name = row.row_id + " turn " + std::to_string(turn);
       request.mode = judge::Mode::test;
       request.screen = options.screen;
-      request.limits.memory_bytes = options.memory_bytes;
+      request.limits = limits;
       request.time_reference = false;
-      const judge::EvalResult judged = judge::evaluate(request, environment);
+      // Another evaluation may follow: the timing, or the next turn's.
+      auto warm = std::move(ahead);
+      if (options.timing || turn < options.turns) start_ahead();
+      const judge::EvalResult judged = judge::evaluate(request, environment, warm.get());
       out["verdict"] = judge::to_string(judged.verdict);
       out["reason"] = judged.reason;
       if (judged.verdict == judge::Verdict::accepted) {
@@ -434,7 +451,9 @@ json process_row(const CorpusRow& row, Translator& translator,
           request.mode = judge::Mode::benchmark;
           request.time_reference = true;
           request.timing = options.timing_settings;
-          const judge::EvalResult timed = judge::evaluate(request, environment);
+          warm = std::move(ahead);
+          if (turn < options.turns) start_ahead();
+          const judge::EvalResult timed = judge::evaluate(request, environment, warm.get());
           if (timed.verdict != judge::Verdict::accepted) {
             out["verdict"] = judge::to_string(timed.verdict);
             out["reason"] = "while timing: " + timed.reason;

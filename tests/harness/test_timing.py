@@ -296,5 +296,45 @@ class StopRule(unittest.TestCase):
         self.assertIsNone(stop_reason(wide, 1.0, s))
 
 
+class ReferenceBeside(unittest.TestCase):
+    """Benchmark mode times the reference in the same rounds, for the speedup only."""
+
+    @staticmethod
+    def rounds(names, take_sample):
+        """time_rounds on simulated samples, a round every 5 ms of a simulated clock."""
+        from unittest import mock
+
+        from kj_harness import harness, timing
+        evaluation = harness.Evaluation.__new__(harness.Evaluation)
+        evaluation.settings = timing.settings_from({})
+        evaluation.ranks = None
+        evaluation.prepare = lambda name, args: {"ok": True}
+        evaluation.agree = lambda passed: passed
+        evaluation.take_sample = take_sample
+        now = [0.0]
+
+        def clock():
+            now[0] += 0.005
+            return now[0]
+
+        with mock.patch.object(harness.time, "monotonic", clock):
+            return evaluation.time_rounds(names, {})
+
+    def test_a_noisy_reference_does_not_keep_a_converged_submission_sampling(self):
+        steady = [30_000.0 * (1 + 0.001 * ((i * 37 % 101) / 50 - 1)) for i in range(2000)]
+        noisy = [20_000.0, 60_000.0] * 1000  # never precise: only the caps would stop it
+        result = self.rounds(["a", "reference"],
+                             lambda name, i: ((steady if name == "a" else noisy)[i], None))
+        self.assertIn(result["stop_reason"], ("precise_sem", "precise_median"))
+        self.assertLess(len(result["samples"]["a"]), 200)  # ~0.5 s of rounds, not the 1000 cap
+        self.assertEqual(len(result["samples"]["reference"]), len(result["samples"]["a"]))
+
+    def test_two_submissions_compared_stop_on_their_ratio(self):
+        # Each series alone is noisy; their ratio is exactly 1: the comparison stops early.
+        noisy = [20_000.0, 60_000.0] * 1000
+        result = self.rounds(["a", "b"], lambda name, i: (noisy[i], None))
+        self.assertIn(result["stop_reason"], ("precise_sem", "precise_median"))
+        self.assertLess(len(result["samples"]["a"]), 1000)
+
 if __name__ == "__main__":
     unittest.main()
