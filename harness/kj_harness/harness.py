@@ -619,6 +619,21 @@ def close_all_but(keep: set[int]) -> None:
 PROFILER_FDS = profiler_fds()
 
 
+def plain_fork_for_subprocesses() -> None:
+    """In profile mode: child processes (Triton's ldconfig and ptxas, a submission's own) are
+    started with fork + exec. Started with vfork, or posix_spawn, under Nsight Compute's process
+    tracking they were seen stuck between fork and exec on an H200 host: the run never ended."""
+    if os.environ.get("KJ_PROFILE") != "1":
+        return
+    import subprocess
+
+    subprocess._USE_VFORK = False  # noqa: SLF001 - CPython's own switches (3.8+, 3.11+)
+    subprocess._USE_POSIX_SPAWN = False  # noqa: SLF001
+
+
+plain_fork_for_subprocesses()
+
+
 def set_non_dumpable() -> None:
     import ctypes
 

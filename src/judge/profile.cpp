@@ -120,6 +120,30 @@ EvalResult not_profiled(const EvalRequest& request, const Environment& environme
   return result;
 }
 
+// The folder of the host's libcuda.so.1, as `ldconfig -p` lists it (else the usual folders).
+// Given to Triton as TRITON_LIBCUDA_PATH so that it does not run ldconfig itself under ncu.
+std::optional<fs::path> libcuda_dir() {
+  for (const char* ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
+    if (!executable(ldconfig)) continue;
+    const auto [ok, listing] = run_command(std::string(ldconfig) + " -p");
+    if (!ok) continue;
+    std::istringstream lines(listing);
+    for (std::string line; std::getline(lines, line);) {
+      const auto arrow = line.find("=> ");
+      if (line.find("libcuda.so.1 ") == std::string::npos || arrow == std::string::npos) continue;
+      if (line.find("x86-64") == std::string::npos && line.find("AArch64") == std::string::npos)
+        continue;
+      return fs::path(line.substr(arrow + 3)).parent_path();
+    }
+  }
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64",
+                          "/usr/lib/aarch64-linux-gnu"}) {
+    std::error_code ec;
+    if (fs::exists(fs::path(dir) / "libcuda.so.1", ec)) return fs::path(dir);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<fs::path> find_ncu() {
@@ -285,6 +309,15 @@ EvalResult evaluate_profile(const EvalRequest& request, const Environment& envir
     }
   }
   wrapped.env.emplace_back("KJ_PROFILE=1");
+  // Under ncu's process tracking, a child process started from the runner was seen stuck before
+  // its exec (Triton's `ldconfig -p`, looking for libcuda). Where libcuda is, Triton is told.
+  const bool libcuda_given = std::any_of(wrapped.env.begin(), wrapped.env.end(), [](const auto& e) {
+    return e.starts_with("TRITON_LIBCUDA_PATH=");
+  });
+  if (!libcuda_given) {
+    if (const auto dir = libcuda_dir())
+      wrapped.env.push_back("TRITON_LIBCUDA_PATH=" + dir->string());
+  }
   EvalResult result = evaluate(run, wrapped);
   result.mode = Mode::profile;
 
