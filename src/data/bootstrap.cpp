@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -359,20 +360,32 @@ json process_row(const CorpusRow& row, Translator& translator,
     out["reason"] = row.parse_error;
     return out;
   }
-  // Each judged evaluation of the row runs in a harness started one step ahead (its sandbox set
-  // up, torch imported) while the step before it runs: the first while the PyTorch program runs,
-  // the next while the first is judged. A fresh sandbox per evaluation, as without them.
+  // The row's judged evaluations run in harnesses started ahead (sandbox set up, torch
+  // imported) while the PyTorch program runs: the test evaluation's and, when timing, the timed
+  // one's. A later turn's are started as the turn before begins. A fresh sandbox per evaluation,
+  // as without them.
   sandbox::Limits limits;
   limits.memory_bytes = options.memory_bytes;
-  std::unique_ptr<judge::WarmHarness> ahead;
+  std::deque<std::unique_ptr<judge::WarmHarness>> ahead;
   auto start_ahead = [&] {
     try {
-      ahead = std::make_unique<judge::WarmHarness>(environment, limits);
+      ahead.push_back(std::make_unique<judge::WarmHarness>(environment, limits));
     } catch (const std::exception&) {
-      ahead.reset();  // the evaluation then starts its own harness
+      // the evaluation then starts its own harness
     }
   };
+  // The harness for the evaluation about to run; `more`: another evaluation may follow it.
+  auto next_warm = [&](bool more) {
+    std::unique_ptr<judge::WarmHarness> warm;
+    if (!ahead.empty()) {
+      warm = std::move(ahead.front());
+      ahead.pop_front();
+    }
+    if (more && ahead.empty()) start_ahead();
+    return warm;
+  };
   start_ahead();
+  if (options.timing) start_ahead();
   const ProbeResult probe = run_pytorch(row, environment, options);
   out["pt_code_runs"] = probe.runs;
   out["stdout"] = probe.stdout_text;
@@ -439,8 +452,7 @@ json process_row(const CorpusRow& row, Translator& translator,
       request.limits = limits;
       request.time_reference = false;
       // Another evaluation may follow: the timing, or the next turn's.
-      auto warm = std::move(ahead);
-      if (options.timing || turn < options.turns) start_ahead();
+      auto warm = next_warm(options.timing || turn < options.turns);
       const judge::EvalResult judged = judge::evaluate(request, environment, warm.get());
       out["verdict"] = judge::to_string(judged.verdict);
       out["reason"] = judged.reason;
@@ -451,8 +463,7 @@ json process_row(const CorpusRow& row, Translator& translator,
           request.mode = judge::Mode::benchmark;
           request.time_reference = true;
           request.timing = options.timing_settings;
-          warm = std::move(ahead);
-          if (turn < options.turns) start_ahead();
+          warm = next_warm(turn < options.turns);
           const judge::EvalResult timed = judge::evaluate(request, environment, warm.get());
           if (timed.verdict != judge::Verdict::accepted) {
             out["verdict"] = judge::to_string(timed.verdict);
