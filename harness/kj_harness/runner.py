@@ -153,16 +153,12 @@ class Runner:
         handles (held here until the next command), so a large output is not copied through
         the host to be checked."""
         if ipc and self.device.startswith("cuda"):
-            from . import cudaipc
-
             try:
                 protocol.send(self.reply_fd, {"ok": True, **header}, output,
                               ipc_hold=self.ipc_hold)
                 return
-            except cudaipc.IpcUnavailable:
-                self.ipc_hold = []  # nothing was written: the bytes go through the pipe
-            except BaseException:  # noqa: BLE001 - as for bytes below: a readable failure
-                self.ipc_hold = []
+            except BaseException:  # noqa: BLE001 - cudaipc.IpcUnavailable or an odd output
+                self.ipc_hold = []  # nothing was written: the bytes path sends it or says why not
         try:
             protocol.send(self.reply_fd, {"ok": True, **header}, output)
         except BaseException as exc:  # noqa: BLE001 - e.g. an object torch.save cannot write
@@ -227,16 +223,8 @@ class Runner:
         if ipc and self.device.startswith("cuda"):
             import torch
 
-            from . import cudaipc
-
             torch.cuda.synchronize()
-            try:
-                protocol.send(self.reply_fd, {"ok": True, "count": len(indices)}, outputs,
-                              ipc_hold=self.ipc_hold)
-                return
-            except cudaipc.IpcUnavailable:
-                self.ipc_hold = []  # nothing was written: the bytes go through the pipe
-        self.send_output({"count": len(indices)}, outputs)
+        self.send_output({"count": len(indices)}, outputs, ipc)
 
     def kept(self) -> None:
         protocol.send(self.reply_fd, {"ok": True, "kept": sorted(self.session.kept_outputs)
