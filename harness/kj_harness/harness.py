@@ -277,23 +277,29 @@ class Evaluation:
 
     # -- correctness --------------------------------------------------------------------------
 
-    def check_case(self, args: dict, runner: str = "a") -> dict:
-        """Runs a submission once on `args` and checks its output here. Returns event fields."""
-        begin = time.monotonic()
+    def ask_output(self, runner: str, command: dict) -> tuple[dict, object, str | None]:
+        """Sends a command answered with outputs (run, outputs) and reads them: on a GPU as CUDA
+        IPC handles, so a large output is not copied through the host; once a handle does not
+        open here (not the submission's doing as far as can be told), the command is sent again
+        and this and every later answer come as bytes. Returns the reply, the output and why it
+        is not one (None when it is)."""
         while True:
-            # On a GPU the output arrives as CUDA IPC handles, as for re-checks: a large output
-            # is not copied through the host. Should IPC fail here, the call is made again and
-            # its output sent as bytes (the inputs are the same, so is the answer).
-            reply, blob = self.runners[runner].ask({"cmd": "run", "args": args,
-                                                    "ipc": self.recheck_ipc})
+            reply, blob = self.runners[runner].ask({**command, "ipc": self.recheck_ipc})
             if not reply.get("ok"):
-                return {"status": "error", "error": sanitize_error(reply.get("error"))}
+                return reply, None, None
             try:
-                output, problem = read_output(reply, blob, self.device)
-                break
+                return (reply, *read_output(reply, blob, self.device))
             except cudaipc.IpcUnavailable as exc:
                 self.recheck_ipc = False
                 self.recheck_ipc_problem = str(exc)[:300]
+
+    def check_case(self, args: dict, runner: str = "a") -> dict:
+        """Runs a submission once on `args` and checks its output here. Returns event fields."""
+        begin = time.monotonic()
+        # Should IPC fail, the call is made again (same inputs, same answer), its output as bytes.
+        reply, output, problem = self.ask_output(runner, {"cmd": "run", "args": args})
+        if not reply.get("ok"):
+            return {"status": "error", "error": sanitize_error(reply.get("error"))}
         fields = {"elapsed_ns": as_number(reply.get("elapsed_ns"))}
         if problem is None and reply.get("violation"):
             problem = str(reply["violation"])[:1000]  # the runner's rules: inputs, kernel language
@@ -332,18 +338,9 @@ class Evaluation:
         self.rechecked = len(picks)
         for start in range(0, len(picks), RECHECK_BATCH):
             batch = picks[start:start + RECHECK_BATCH]
-            while True:
-                reply, blob = self.runners[runner].ask({"cmd": "outputs", "indices": batch,
-                                                        "ipc": self.recheck_ipc})
-                if not reply.get("ok"):
-                    return {"status": "error", "error": sanitize_error(reply.get("error"))}
-                try:
-                    outputs, problem = read_output(reply, blob, self.device)
-                    break
-                except cudaipc.IpcUnavailable as exc:
-                    # Not the submission's doing as far as can be told: the bytes, then.
-                    self.recheck_ipc = False
-                    self.recheck_ipc_problem = str(exc)[:300]
+            reply, outputs, problem = self.ask_output(runner, {"cmd": "outputs", "indices": batch})
+            if not reply.get("ok"):
+                return {"status": "error", "error": sanitize_error(reply.get("error"))}
             if problem is not None:
                 return {"status": "fail", "message": problem}
             if not isinstance(outputs, list) or len(outputs) != len(batch):
