@@ -271,35 +271,7 @@ class PostgresStore final : public Store {
   Leaderboard create_leaderboard(const NewLeaderboard& leaderboard) override {
     return guarded("create_leaderboard", [&] {
       PgTransaction transaction(db());
-      auto seed_bytes = random_bytes(8);
-      std::uint64_t seed = 0;
-      std::memcpy(&seed, seed_bytes.data(), sizeof seed);
-      seed &= (std::uint64_t{1} << 53) - 1;  // exact in every JSON reader
-      Time now = options_.now();
-      Id id = 0;
-      try {
-        id = db().exec(
-                     "INSERT INTO leaderboards (name, problem_dir, task_yaml, description, "
-                     "deadline, secret_seed, visibility, created_at, synced_at) VALUES ($1, $2, "
-                     "$3, $4, $5, $6, $7, $8, $8) RETURNING id",
-                     {pg(leaderboard.name), pg(leaderboard.problem_dir), pg(leaderboard.task_yaml),
-                      pg(leaderboard.description), pg_time(leaderboard.deadline),
-                      pg(static_cast<std::int64_t>(seed)), pg(to_string(leaderboard.visibility)),
-                      pg_time(now)})
-                 .int64(0, 0);
-      } catch (const PgError& error) {
-        if (error.unique_violation()) {
-          throw StoreError("create_leaderboard",
-                           "a leaderboard named " + quoted(leaderboard.name) + " already exists");
-        }
-        throw;
-      }
-      for (const auto& gpu_type : leaderboard.gpu_types) {
-        db().exec(
-            "INSERT INTO leaderboard_gpu_types (leaderboard_id, gpu_type) VALUES ($1, $2) ON "
-            "CONFLICT DO NOTHING",
-            {pg(id), pg(gpu_type)});
-      }
+      const Id id = insert_leaderboard_locked(leaderboard);
       auto created = leaderboard_where("WHERE id = $1", pg(id));
       transaction.commit();
       return *created;
@@ -904,7 +876,8 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     });
   }
 
-  int import_submissions(const std::function<bool(ImportedSubmission&)>& next) override {
+  int import_submissions(std::span<const NewLeaderboard> leaderboards, std::vector<Id>& created,
+                         const std::function<bool(ImportedSubmission&)>& next) override {
     // `next` cannot be rewound: a connection lost mid-import is not retried like other operations.
     bool started = false;
     return guarded("import_submissions", [&] {
@@ -915,6 +888,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
       }
       started = true;
       PgTransaction transaction(db());
+      created.clear();
+      for (const auto& leaderboard : leaderboards) {
+        created.push_back(insert_leaderboard_locked(leaderboard));
+      }
       const Time now = options_.now();
       int added = 0;
       // A user is looked up (or created) once per import, not once per submission.
@@ -968,6 +945,40 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   }
 
  private:
+  // The leaderboard's rows, inside the caller's transaction; its id.
+  Id insert_leaderboard_locked(const NewLeaderboard& leaderboard) {
+    auto seed_bytes = random_bytes(8);
+    std::uint64_t seed = 0;
+    std::memcpy(&seed, seed_bytes.data(), sizeof seed);
+    seed &= (std::uint64_t{1} << 53) - 1;  // exact in every JSON reader
+    Time now = options_.now();
+    Id id = 0;
+    try {
+      id = db().exec(
+                   "INSERT INTO leaderboards (name, problem_dir, task_yaml, description, "
+                   "deadline, secret_seed, visibility, created_at, synced_at) VALUES ($1, $2, "
+                   "$3, $4, $5, $6, $7, $8, $8) RETURNING id",
+                   {pg(leaderboard.name), pg(leaderboard.problem_dir), pg(leaderboard.task_yaml),
+                    pg(leaderboard.description), pg_time(leaderboard.deadline),
+                    pg(static_cast<std::int64_t>(seed)), pg(to_string(leaderboard.visibility)),
+                    pg_time(now)})
+               .int64(0, 0);
+    } catch (const PgError& error) {
+      if (error.unique_violation()) {
+        throw StoreError("create_leaderboard",
+                         "a leaderboard named " + quoted(leaderboard.name) + " already exists");
+      }
+      throw;
+    }
+    for (const auto& gpu_type : leaderboard.gpu_types) {
+      db().exec(
+          "INSERT INTO leaderboard_gpu_types (leaderboard_id, gpu_type) VALUES ($1, $2) ON "
+          "CONFLICT DO NOTHING",
+          {pg(id), pg(gpu_type)});
+    }
+    return id;
+  }
+
   void insert_run(Id submission_id, Id job_id, const NewRun& run) {
     db().exec(
         "INSERT INTO runs (submission_id, job_id, mode, runner, secret, score, passed, "

@@ -333,44 +333,7 @@ class SqliteStore final : public Store {
   Leaderboard create_leaderboard(const NewLeaderboard& leaderboard) override {
     return guarded("create_leaderboard", [&] {
       Transaction transaction(db_);
-      auto seed_bytes = random_bytes(8);
-      std::uint64_t seed = 0;
-      std::memcpy(&seed, seed_bytes.data(), sizeof seed);
-      // 53 bits: exact in every JSON reader, far beyond guessing.
-      seed &= (std::uint64_t{1} << 53) - 1;
-      Time now = options_.now();
-      try {
-        db_.query(
-               "INSERT INTO leaderboards (name, problem_dir, task_yaml, description, deadline, "
-               "secret_seed, visibility, created_at, synced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-               "?7, ?8, ?8)")
-            .bind(1, leaderboard.name)
-            .bind(2, leaderboard.problem_dir)
-            .bind(3, leaderboard.task_yaml)
-            .bind(4, leaderboard.description)
-            .bind(5, leaderboard.deadline
-                         ? std::optional<std::int64_t>(micros(*leaderboard.deadline))
-                         : std::nullopt)
-            .bind(6, static_cast<std::int64_t>(seed))
-            .bind(7, to_string(leaderboard.visibility))
-            .bind(8, micros(now))
-            .run();
-      } catch (const SqliteError& error) {
-        if (is_unique_violation(error)) {
-          throw StoreError("create_leaderboard",
-                           "a leaderboard named " + quoted(leaderboard.name) + " already exists");
-        }
-        throw;
-      }
-      Id id = db_.last_insert_id();
-      for (const auto& gpu_type : leaderboard.gpu_types) {
-        db_.query(
-               "INSERT OR IGNORE INTO leaderboard_gpu_types (leaderboard_id, gpu_type) VALUES (?1, "
-               "?2)")
-            .bind(1, id)
-            .bind(2, gpu_type)
-            .run();
-      }
+      const Id id = insert_leaderboard_locked(leaderboard);
       auto created = leaderboard_where("WHERE id = ?1", id);
       transaction.commit();
       return *created;
@@ -1034,7 +997,13 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
       for (Id id : leaderboard_ids) {
         filter += (filter.empty() ? "" : ", ") + std::to_string(id);
       }
-      const std::string where = filter.empty() ? "" : "WHERE s.leaderboard_id IN (" + filter + ") ";
+      // `+s.leaderboard_id`: no index for the filter, so that SQLite scans the submissions in id
+      // order. With submissions_by_leaderboard it read them by leaderboard and sorted the rows
+      // by id in a temporary B-tree, code included: a whole export's code (hundreds of MB)
+      // written to temporary files and read back. The scan reads every submission's row
+      // (without its code) when only some leaderboards are selected: small rows, one pass.
+      const std::string where =
+          filter.empty() ? "" : "WHERE +s.leaderboard_id IN (" + filter + ") ";
       // Reads the database file through a memory map: a whole export is hundreds of MB of code,
       // and one pread per 4 KiB page costs more than the copy.
       MmapSize mmap(db_);
@@ -1068,7 +1037,8 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
     });
   }
 
-  int import_submissions(const std::function<bool(ImportedSubmission&)>& next) override {
+  int import_submissions(std::span<const NewLeaderboard> leaderboards, std::vector<Id>& created,
+                         const std::function<bool(ImportedSubmission&)>& next) override {
     return guarded("import_submissions", [&] {
       // A page cache large enough for the indexes this transaction keeps touching (the default
       // 2 MiB spills them to the WAL and reads them back on every row); safe: only memory. No
@@ -1077,6 +1047,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
       CacheSize cache(db_, kImportCacheKiB);
       RollbackJournalWhenAlone journal(db_);
       Transaction transaction(db_);
+      created.clear();
+      for (const auto& leaderboard : leaderboards) {
+        created.push_back(insert_leaderboard_locked(leaderboard));
+      }
       const Time now = options_.now();
       int added = 0;
       std::unordered_map<std::string, Id> users;
@@ -1300,6 +1274,49 @@ ORDER BY e.score, e.created_at, e.submission_id)sql");
     std::string hash = to_hex(sha256(code));
     return {put_code_locked(code, hash), hash};
   }
+
+  // The leaderboard's rows, inside the caller's transaction; its id.
+  Id insert_leaderboard_locked(const NewLeaderboard& leaderboard) {
+    auto seed_bytes = random_bytes(8);
+    std::uint64_t seed = 0;
+    std::memcpy(&seed, seed_bytes.data(), sizeof seed);
+    // 53 bits: exact in every JSON reader, far beyond guessing.
+    seed &= (std::uint64_t{1} << 53) - 1;
+    Time now = options_.now();
+    try {
+      db_.query(
+             "INSERT INTO leaderboards (name, problem_dir, task_yaml, description, deadline, "
+             "secret_seed, visibility, created_at, synced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+             "?7, ?8, ?8)")
+          .bind(1, leaderboard.name)
+          .bind(2, leaderboard.problem_dir)
+          .bind(3, leaderboard.task_yaml)
+          .bind(4, leaderboard.description)
+          .bind(5, leaderboard.deadline ? std::optional<std::int64_t>(micros(*leaderboard.deadline))
+                                        : std::nullopt)
+          .bind(6, static_cast<std::int64_t>(seed))
+          .bind(7, to_string(leaderboard.visibility))
+          .bind(8, micros(now))
+          .run();
+    } catch (const SqliteError& error) {
+      if (is_unique_violation(error)) {
+        throw StoreError("create_leaderboard",
+                         "a leaderboard named " + quoted(leaderboard.name) + " already exists");
+      }
+      throw;
+    }
+    Id id = db_.last_insert_id();
+    for (const auto& gpu_type : leaderboard.gpu_types) {
+      db_.query(
+             "INSERT OR IGNORE INTO leaderboard_gpu_types (leaderboard_id, gpu_type) VALUES (?1, "
+             "?2)")
+          .bind(1, id)
+          .bind(2, gpu_type)
+          .run();
+    }
+    return id;
+  }
+
   Id put_code_locked(std::string_view code, const std::string& hash) {
     db_.query(
            "INSERT INTO code_files (sha256, code, created_at) VALUES (?1, ?2, ?3) ON CONFLICT "

@@ -363,11 +363,19 @@ class Store {
     for_each_submission_record(leaderboard_ids, RecordCode::with, visit);
   }
   // Records submissions judged elsewhere, all in one transaction (all or none); those already
-  // present are skipped. `next` fills in the next submission (the object is reused from call to
-  // call) and returns false after the last; an exception from `next` rolls everything back.
-  // SQLite calls `next` on a second thread, one call at a time, a few submissions ahead of the
-  // inserts. Returns how many were added.
-  virtual int import_submissions(const std::function<bool(ImportedSubmission&)>& next) = 0;
+  // present are skipped. The `leaderboards` are created first in the same transaction, their
+  // ids written to `created` (in order) before `next` is first called. `next` fills in the next
+  // submission (the object is reused from call to call) and returns false after the last; an
+  // exception from `next` rolls everything back, the leaderboards included. SQLite calls `next`
+  // on a second thread, one call at a time, a few submissions ahead of the inserts. Returns how
+  // many submissions were added.
+  virtual int import_submissions(std::span<const NewLeaderboard> leaderboards,
+                                 std::vector<Id>& created,
+                                 const std::function<bool(ImportedSubmission&)>& next) = 0;
+  int import_submissions(const std::function<bool(ImportedSubmission&)>& next) {
+    std::vector<Id> created;
+    return import_submissions({}, created, next);
+  }
   int import_submissions(std::span<const ImportedSubmission> submissions) {
     std::size_t i = 0;
     return import_submissions([&](ImportedSubmission& s) {

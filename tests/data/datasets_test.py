@@ -11,6 +11,7 @@ Run with the harness interpreter (it has pyarrow, pandas, datasets):
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -286,6 +287,25 @@ def main():
         p = kj.run("import", "kernelbot", extra, broken, "--db", db_a, ok=False)
         check(p.returncode == 2 and "broken.parquet" in p.stderr, f"zeroed data pages: {p.stderr.strip()}")
         check(kj.json("stats", "summary", "--db", db_a) == before, "nor did the late bad row or zeroed pages")
+        # only the code column's pages zeroed: the code is read while the submissions are stored,
+        # and the error rolls back the leaderboards created in the same transaction too
+        code_only = tmp / "code_only.parquet"
+        data = bytearray((dir_a / "submissions.parquet").read_bytes())
+        meta = pq.ParquetFile(dir_a / "submissions.parquet").metadata
+        code_leaf = meta.schema.to_arrow_schema().get_field_index("code")
+        for g in range(meta.num_row_groups):
+            chunk = meta.row_group(g).column(code_leaf)
+            start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+            data[start:start + chunk.total_compressed_size] = bytes(chunk.total_compressed_size)
+        code_only.write_bytes(bytes(data))
+        db_z = tmp / "zeroed_code.db"
+        p = kj.run("import", "kernelbot", code_only, dir_a / "leaderboards.parquet", "--db",
+                   f"sqlite:{db_z}", ok=False)
+        check(p.returncode == 2 and "code_only.parquet" in p.stderr, f"zeroed code pages: {p.stderr.strip()}")
+        with sqlite3.connect(db_z) as c:
+            stored = [c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                      for t in ("leaderboards", "submissions", "code_files", "users")]
+        check(stored == [0, 0, 0, 0], f"zeroed code pages stored nothing, no leaderboard either: {stored}")
 
         # --- boostrap rows --------------------------------------------------------------------------
         boot = tmp / "boostrap.parquet"

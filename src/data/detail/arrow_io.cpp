@@ -1,6 +1,7 @@
 #include "data/detail/arrow_io.h"
 
 #include <parquet/arrow/reader.h>
+#include <parquet/arrow/schema.h>
 #include <parquet/exception.h>
 
 #include <random>
@@ -86,6 +87,117 @@ std::shared_ptr<arrow::Table> read_parquet(const fs::path& path) {
   } catch (const parquet::ParquetException& e) {
     throw DataError(path.string() + " is not a readable parquet file: " + e.what());
   }
+}
+
+ParquetFile::ParquetFile(const fs::path& path) : file_(path.string()) {
+  auto file = value_or_throw(arrow::io::ReadableFile::Open(file_), "cannot open " + file_);
+  try {
+    parquet::ArrowReaderProperties properties;
+    properties.set_use_threads(true);
+    parquet::arrow::FileReaderBuilder builder;
+    check(builder.Open(file), file_ + " is not a parquet file");
+    builder.properties(properties);
+    reader_ = value_or_throw(builder.Build(), file_ + " is not a parquet file");
+  } catch (const parquet::ParquetException& e) {
+    throw DataError(file_ + " is not a readable parquet file: " + e.what());
+  }
+}
+
+ParquetFile::~ParquetFile() = default;
+
+std::shared_ptr<arrow::Schema> ParquetFile::schema() const {
+  std::shared_ptr<arrow::Schema> schema;
+  check(reader_->GetSchema(&schema), "cannot read " + file_);
+  return schema;
+}
+
+// The leaf columns of every top-level field but `name` (only == false) or of `name` alone.
+std::vector<int> ParquetFile::leaves(std::string_view name, bool only) const {
+  std::vector<int> out;
+  const auto collect = [&](const parquet::arrow::SchemaField& field, auto& self) -> void {
+    if (field.column_index >= 0) out.push_back(field.column_index);
+    for (const auto& child : field.children) self(child, self);
+  };
+  for (const auto& field : reader_->manifest().schema_fields) {
+    if ((field.field->name() == name) == only) collect(field, collect);
+  }
+  return out;
+}
+
+std::shared_ptr<arrow::Table> ParquetFile::read(std::string_view except) {
+  try {
+    std::shared_ptr<arrow::Table> table;
+    if (except.empty()) {
+      check(reader_->ReadTable(&table), "cannot read " + file_);
+    } else {
+      check(reader_->ReadTable(leaves(except, false), &table), "cannot read " + file_);
+    }
+    return table;
+  } catch (const parquet::ParquetException& e) {
+    throw DataError(file_ + " is not a readable parquet file: " + e.what());
+  }
+}
+
+std::shared_ptr<arrow::Table> ParquetFile::read_only(std::string_view name) {
+  try {
+    std::shared_ptr<arrow::Table> table;
+    check(reader_->ReadTable(leaves(name, true), &table), "cannot read " + file_);
+    return table;
+  } catch (const parquet::ParquetException& e) {
+    throw DataError(file_ + " is not a readable parquet file: " + e.what());
+  }
+}
+
+std::unique_ptr<arrow::RecordBatchReader> ParquetFile::stream(std::string_view name,
+                                                              std::int64_t batch_rows) {
+  try {
+    reader_->set_batch_size(batch_rows);
+    std::vector<int> row_groups(static_cast<std::size_t>(reader_->num_row_groups()));
+    for (std::size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
+    return value_or_throw(reader_->GetRecordBatchReader(row_groups, leaves(name, true)),
+                          "cannot read " + file_);
+  } catch (const parquet::ParquetException& e) {
+    throw DataError(file_ + " is not a readable parquet file: " + e.what());
+  }
+}
+
+StreamedStrings::StreamedStrings(ParquetFile& file, std::string_view name, std::int64_t batch_rows)
+    : file_(file.file()), name_(name), reader_(file.stream(name, batch_rows)) {
+  read_ahead();
+}
+
+// Waits for the batch being decoded, if any (its error, if any, is dropped with it).
+StreamedStrings::~StreamedStrings() {
+  if (next_.valid()) next_.wait();
+}
+
+void StreamedStrings::read_ahead() {
+  next_ = std::async(std::launch::async, [this] {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    try {
+      check(reader_->ReadNext(&batch), "cannot read column '" + name_ + "' of " + file_);
+    } catch (const parquet::ParquetException& e) {
+      throw DataError(file_ + " is not a readable parquet file: " + e.what());
+    }
+    return batch;
+  });
+}
+
+std::string_view StreamedStrings::at(std::int64_t i) {
+  while (i >= end_) {
+    if (!next_.valid()) {
+      throw DataError(file_ + ": column '" + name_ + "' ends before row " + std::to_string(i));
+    }
+    const auto batch = next_.get();  // rethrows the reader's error
+    if (!batch) {
+      throw DataError(file_ + ": column '" + name_ + "' ends before row " + std::to_string(i));
+    }
+    batch_ = batch->column(0);
+    begin_ = end_;
+    end_ += batch->num_rows();
+    read_ahead();
+  }
+  return string_at(*batch_, i - begin_);
 }
 
 bool ColumnReader::has(std::string_view name) const {

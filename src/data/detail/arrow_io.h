@@ -5,10 +5,17 @@
 #include <arrow/io/file.h>
 #include <parquet/arrow/writer.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
+
+namespace parquet::arrow {
+class FileReader;
+}  // namespace parquet::arrow
 
 namespace kj::data::detail {
 
@@ -44,6 +51,51 @@ void write_parquet(const arrow::Table& table, const std::filesystem::path& out);
 // Reads a whole file (a column may come in several chunks: ColumnReader joins the ones it reads).
 // DataError when it is not parquet.
 std::shared_ptr<arrow::Table> read_parquet(const std::filesystem::path& path);
+
+// A parquet file opened for reading (its footer read): all of it or all but one column as a
+// table, and one column batch by batch. DataError when it is not parquet.
+class ParquetFile {
+ public:
+  explicit ParquetFile(const std::filesystem::path& path);
+  ~ParquetFile();
+  ParquetFile(const ParquetFile&) = delete;
+  ParquetFile& operator=(const ParquetFile&) = delete;
+  std::shared_ptr<arrow::Schema> schema() const;
+  // Every column but `except` (none when empty).
+  std::shared_ptr<arrow::Table> read(std::string_view except = {});
+  // Column `name` alone, as a table of one column.
+  std::shared_ptr<arrow::Table> read_only(std::string_view name);
+  // Column `name` in record batches of up to `batch_rows` rows, in row order. The reader must
+  // not outlive this object.
+  std::unique_ptr<arrow::RecordBatchReader> stream(std::string_view name, std::int64_t batch_rows);
+  const std::string& file() const { return file_; }
+
+ private:
+  std::vector<int> leaves(std::string_view except_or_only, bool only) const;
+  std::string file_;
+  std::unique_ptr<parquet::arrow::FileReader> reader_;
+};
+
+// The strings of one column of a ParquetFile, decoded batch by batch as its rows are asked for
+// in increasing order, so that two batches are in memory, not the whole column: the one read
+// and the next, decoded ahead on a thread of its own.
+class StreamedStrings {
+ public:
+  StreamedStrings(ParquetFile& file, std::string_view name, std::int64_t batch_rows);
+  ~StreamedStrings();
+  StreamedStrings(const StreamedStrings&) = delete;
+  StreamedStrings& operator=(const StreamedStrings&) = delete;
+  // Row `i`, valid until the next call; `i` never below the row of the previous call.
+  std::string_view at(std::int64_t i);
+
+ private:
+  void read_ahead();
+  std::string file_, name_;
+  std::unique_ptr<arrow::RecordBatchReader> reader_;
+  std::future<std::shared_ptr<arrow::RecordBatch>> next_;  // the batch after batch_
+  std::shared_ptr<arrow::Array> batch_;
+  std::int64_t begin_ = 0, end_ = 0;  // the rows of batch_
+};
 
 // A column of a table read from `file`, checked against the type the reader needs; the messages
 // name the file, the column, the type found and the type expected.

@@ -315,14 +315,25 @@ struct LeaderboardRow {
   std::vector<std::string> gpu_types;
 };
 
-// The submission-level columns of one file, checked for presence and type.
+// The submission-level columns of one file, checked for presence and type. The code column is
+// read last: whole, or, when the file's rows are stored in file order, batch by batch while the
+// submissions are stored (on the store's second thread), so that decoding it runs beside the
+// inserts and one batch is in memory at a time.
 struct SubmissionColumns {
   std::shared_ptr<arrow::Array> submission_id, problem_name, user_id, user_name, file_name, status,
       mode, runner, code;
+  std::unique_ptr<detail::StreamedStrings> streamed_code;
   std::shared_ptr<arrow::TimestampArray> time;
   std::shared_ptr<arrow::DoubleArray> score;
   std::shared_ptr<arrow::BooleanArray> passed;
+
+  std::string_view code_at(std::int64_t i) const {
+    return streamed_code ? streamed_code->at(i) : detail::string_at(*code, i);
+  }
 };
+
+// Rows of the code column per batch when it is read while storing (4 KiB of code a row: 16 MiB).
+constexpr std::int64_t kCodeBatchRows = 4096;
 
 // A submission found in the files. Submission-level rows stay in their Arrow columns until they
 // are stored (the code is copied once, into the store); run-level ones are gathered from their
@@ -405,7 +416,7 @@ void read_submission_layout(const detail::ColumnReader& c, Pending& pending,
   cols.passed = c.booleans("passed");
   cols.mode = c.strings("mode");
   cols.runner = c.strings("runner");
-  cols.code = c.strings("code");
+  // cols.code: read after every row is placed (import_kernelbot)
   const std::size_t file = pending.columns.size();
   for (std::int64_t i = 0; i < c.rows(); ++i) {
     if (cols.time->IsNull(i)) {
@@ -440,7 +451,7 @@ void fill_submission(const SubmissionColumns& c, std::int64_t i, store::Imported
     s.user_name.assign(name);
   }
   s.file_name.assign(detail::string_at(*c.file_name, i));
-  s.code.assign(detail::string_at(*c.code, i));
+  s.code.assign(c.code_at(i));
   s.gpu_type.assign(detail::string_at(*c.runner, i));
   s.mode.assign(detail::string_at(*c.mode, i));
   s.created_at = from_micros(detail::micros_at(*c.time, i));
@@ -579,13 +590,25 @@ void read_run_layout(const detail::ColumnReader& c,
 
 enum class FileKind { leaderboards, submission_layout, run_layout };
 
-FileKind kind_of(const detail::ColumnReader& c) {
-  if (c.has("run_id")) return FileKind::run_layout;
-  if (c.has("problem_name")) return FileKind::submission_layout;
-  if (c.has("gpu_types")) return FileKind::leaderboards;
-  throw DataError(c.file() +
+FileKind kind_of(const arrow::Schema& schema, const std::string& file) {
+  if (schema.GetFieldIndex("run_id") >= 0) return FileKind::run_layout;
+  if (schema.GetFieldIndex("problem_name") >= 0) return FileKind::submission_layout;
+  if (schema.GetFieldIndex("gpu_types") >= 0) return FileKind::leaderboards;
+  throw DataError(file +
                   ": not a kernelbot-data file: it has no column run_id (run-level submissions), "
                   "problem_name (submission-level submissions) or gpu_types (leaderboards)");
+}
+
+// The code column of a submission-level file, checked from the file's schema (its values are
+// read later) as ColumnReader::strings checks a column it reads.
+void check_code_column(const arrow::Schema& schema, const std::string& file) {
+  const auto field = schema.GetFieldByName("code");
+  if (!field) throw DataError(file + ": column 'code' (string) is missing");
+  const auto id = field->type()->id();
+  if (id != arrow::Type::STRING && id != arrow::Type::LARGE_STRING) {
+    throw DataError(file + ": column 'code' has type " + field->type()->ToString() +
+                    ", expected string");
+  }
 }
 
 }  // namespace
@@ -692,12 +715,22 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
 ImportCounts import_kernelbot(store::Store& store, std::span<const fs::path> files, bool progress) {
   const bool show = detail::want_progress(progress);
   ImportCounts counts;
-  // Read and check everything first: a bad file stops the import before anything is stored.
+  // Read and check everything first: a bad file stops the import before anything is stored. The
+  // code of submission-level files is checked for type here and read below.
+  std::vector<std::unique_ptr<detail::ParquetFile>> parquet_files;
   std::vector<detail::ColumnReader> tables;
   std::vector<FileKind> kinds;
   for (const auto& file : files) {
-    tables.emplace_back(detail::read_parquet(file), file.string());
-    kinds.push_back(kind_of(tables.back()));
+    parquet_files.push_back(std::make_unique<detail::ParquetFile>(file));
+    auto& parquet = *parquet_files.back();
+    const auto schema = parquet.schema();
+    kinds.push_back(kind_of(*schema, parquet.file()));
+    if (kinds.back() == FileKind::submission_layout) {
+      check_code_column(*schema, parquet.file());
+      tables.emplace_back(parquet.read("code"), parquet.file());
+    } else {
+      tables.emplace_back(parquet.read(), parquet.file());
+    }
   }
   std::vector<LeaderboardRow> leaderboard_rows;
   std::map<std::int64_t, std::string> names_by_id;
@@ -713,16 +746,47 @@ ImportCounts import_kernelbot(store::Store& store, std::span<const fs::path> fil
   for (std::size_t f = 0; f < tables.size(); ++f) {
     if (kinds[f] != FileKind::leaderboards) total_rows += tables[f].rows();
   }
+  std::vector<std::size_t> parquet_of_columns;  // per pending.columns: its file
   {
     detail::ProgressBar bar(show, "reading rows", total_rows);
     for (std::size_t f = 0; f < tables.size(); ++f) {
-      if (kinds[f] == FileKind::submission_layout) read_submission_layout(tables[f], pending, bar);
+      if (kinds[f] == FileKind::submission_layout) {
+        read_submission_layout(tables[f], pending, bar);
+        parquet_of_columns.push_back(f);
+      }
       if (kinds[f] == FileKind::run_layout) read_run_layout(tables[f], names_by_id, pending, bar);
     }
   }
   counts.rows = total_rows;
   tables.clear();  // the columns read stay alive in `pending`
-  // Leaderboards the store lacks: from leaderboards.parquet, else named only by the rows.
+  // Oldest first, so ids in the store follow submission time as in the source.
+  std::stable_sort(pending.submissions.begin(), pending.submissions.end(),
+                   [](const PendingSubmission& a, const PendingSubmission& b) {
+                     return std::tie(a.time, a.origin) < std::tie(b.time, b.origin);
+                   });
+  // A file whose rows are stored in the file's order (published files are in time order) has
+  // its code read batch by batch while they are stored; any other, whole, now.
+  std::vector<bool> in_order(pending.columns.size(), true);
+  {
+    std::vector<std::int64_t> last(pending.columns.size(), -1);
+    for (const auto& p : pending.submissions) {
+      if (p.run_level >= 0) continue;
+      if (p.row < last[p.file]) in_order[p.file] = false;
+      last[p.file] = p.row;
+    }
+  }
+  for (std::size_t k = 0; k < pending.columns.size(); ++k) {
+    auto& parquet = *parquet_files[parquet_of_columns[k]];
+    if (in_order[k]) {
+      pending.columns[k].streamed_code =
+          std::make_unique<detail::StreamedStrings>(parquet, "code", kCodeBatchRows);
+    } else {
+      pending.columns[k].code =
+          detail::ColumnReader(parquet.read_only("code"), parquet.file()).strings("code");
+    }
+  }
+  // Leaderboards the store lacks: from leaderboards.parquet, else named only by the rows. They
+  // are created in the import's transaction.
   std::map<std::string, store::Id> leaderboard_ids;
   for (const auto& l : store.list_leaderboards(true)) leaderboard_ids[l.name] = l.id;
   std::map<std::string, store::NewLeaderboard> missing;
@@ -745,32 +809,33 @@ ImportCounts import_kernelbot(store::Store& store, std::span<const fs::path> fil
     l.name = name;
     l.gpu_types = pending.gpu_types[i];
   }
-  for (auto& [name, l] : missing) {
-    leaderboard_ids[name] = store.create_leaderboard(l).id;
-    ++counts.leaderboards_added;
-  }
-  std::vector<store::Id> ids;
-  for (const auto& name : pending.leaderboards) ids.push_back(leaderboard_ids.at(name));
-  // Oldest first, so ids in the store follow submission time as in the source.
-  std::stable_sort(pending.submissions.begin(), pending.submissions.end(),
-                   [](const PendingSubmission& a, const PendingSubmission& b) {
-                     return std::tie(a.time, a.origin) < std::tie(b.time, b.origin);
-                   });
+  std::vector<store::NewLeaderboard> to_create;
+  for (auto& [name, l] : missing) to_create.push_back(std::move(l));
+  std::vector<store::Id> created;  // filled by the store before the first call of the lambda
+  std::vector<store::Id> ids;      // per pending.leaderboards
   detail::ProgressBar bar(show, "storing submissions",
                           static_cast<std::int64_t>(pending.submissions.size()));
   std::size_t next = 0;
-  counts.submissions_added = store.import_submissions([&](store::ImportedSubmission& s) {
-    if (next == pending.submissions.size()) return false;
-    const auto& p = pending.submissions[next++];
-    if (p.run_level >= 0) {
-      s = std::move(pending.run_level[static_cast<std::size_t>(p.run_level)]);
-    } else {
-      fill_submission(pending.columns[p.file], p.row, s);
-    }
-    s.leaderboard_id = ids[p.leaderboard];
-    bar.advance();
-    return true;
-  });
+  counts.submissions_added =
+      store.import_submissions(to_create, created, [&](store::ImportedSubmission& s) {
+        if (ids.empty()) {
+          for (std::size_t k = 0; k < to_create.size(); ++k) {
+            leaderboard_ids[to_create[k].name] = created.at(k);
+          }
+          for (const auto& name : pending.leaderboards) ids.push_back(leaderboard_ids.at(name));
+        }
+        if (next == pending.submissions.size()) return false;
+        const auto& p = pending.submissions[next++];
+        if (p.run_level >= 0) {
+          s = std::move(pending.run_level[static_cast<std::size_t>(p.run_level)]);
+        } else {
+          fill_submission(pending.columns[p.file], p.row, s);
+        }
+        s.leaderboard_id = ids[p.leaderboard];
+        bar.advance();
+        return true;
+      });
+  counts.leaderboards_added = static_cast<std::int64_t>(to_create.size());
   return counts;
 }
 
