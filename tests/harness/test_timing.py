@@ -336,5 +336,57 @@ class ReferenceBeside(unittest.TestCase):
         self.assertIn(result["stop_reason"], ("precise_sem", "precise_median"))
         self.assertLess(len(result["samples"]["a"]), 1000)
 
+class OutputsThroughIpc(unittest.TestCase):
+    """On a GPU, outputs to check come as CUDA IPC handles; one that does not open in the harness
+    (a forged handle, a driver that refuses) turns the rest of the run back to bytes."""
+
+    def test_a_handle_that_does_not_open_turns_the_run_to_bytes(self):
+        from unittest import mock
+
+        from kj_harness import cudaipc, harness
+        sent = []
+
+        class Runner:
+            def ask(self, command):
+                sent.append(command)
+                return {"ok": True, "via": "ipc" if command["ipc"] else "bytes"}, b""
+
+        def read_output(reply, blob, device):
+            if reply["via"] == "ipc":
+                raise cudaipc.IpcUnavailable("the handle does not open")
+            return "the output", None
+
+        evaluation = harness.Evaluation.__new__(harness.Evaluation)
+        evaluation.runners = {"a": Runner()}
+        evaluation.device = "cuda:0"
+        evaluation.recheck_ipc = True
+        evaluation.recheck_ipc_problem = ""
+        with mock.patch.object(harness, "read_output", read_output):
+            reply, output, problem = evaluation.ask_output("a", {"cmd": "run", "args": {}})
+            self.assertEqual((reply["via"], output, problem), ("bytes", "the output", None))
+            self.assertEqual([c["ipc"] for c in sent], [True, False])  # the call made again
+            evaluation.ask_output("a", {"cmd": "outputs", "indices": [3]})
+        self.assertEqual([c["ipc"] for c in sent], [True, False, False])  # and bytes from then on
+        self.assertIn("does not open", evaluation.recheck_ipc_problem)
+
+    def test_a_failed_call_is_not_made_again(self):
+        from kj_harness import harness
+        sent = []
+
+        class Runner:
+            def ask(self, command):
+                sent.append(command)
+                return {"ok": False, "error": {"type": "RuntimeError"}}, b""
+
+        evaluation = harness.Evaluation.__new__(harness.Evaluation)
+        evaluation.runners = {"a": Runner()}
+        evaluation.device = "cuda:0"
+        evaluation.recheck_ipc = True
+        reply, output, problem = evaluation.ask_output("a", {"cmd": "run", "args": {}})
+        self.assertFalse(reply["ok"])
+        self.assertEqual(len(sent), 1)
+        self.assertTrue(evaluation.recheck_ipc)
+
+
 if __name__ == "__main__":
     unittest.main()
