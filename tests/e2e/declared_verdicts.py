@@ -13,7 +13,8 @@ Corpus files may add directives on the comment lines after line 1:
   `# problem: <name>`     judged against problems/<name> (beside the --problem directory) instead;
   `# device: gpu`         needs a GPU: skipped ("skip (gpu-only)") unless `--gpu` (which also
                           passes `--device cuda:0`) or `--device cuda:N` is given;
-  `# args: <options>`     more `kj eval` options, e.g. `--secret-seed 12345`;
+  `# args: <options>`     more `kj eval` options, e.g. `--secret-seed 12345`; an option named here
+                          replaces the same option of the run's defaults (`--timeout 20`...);
   `# reason: <text>`      the verdict's reason must contain <text>;
   `# max-speedup: <x>`    an accepted run must not be more than x times faster than the reference
                           timed beside it (a faked time would be).
@@ -120,8 +121,20 @@ def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
         target = os.path.join(os.path.dirname(os.path.abspath(problem)), found["problem"]) \
             if "problem" in found else problem
         start = time.monotonic()
-        proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *found.get("args", "").split(),
-                               *extra], capture_output=True, text=True)
+        own = found.get("args", "").split()
+        # A file's own `# args:` win over the run's short defaults (an option is given once).
+        given = {arg.split("=", 1)[0] for arg in own if arg.startswith("--")}
+        rest, skip = [], False
+        for i, arg in enumerate(extra):
+            if skip:
+                skip = False
+                continue
+            if arg.split("=", 1)[0] in given:
+                skip = "=" not in arg and i + 1 < len(extra) and not extra[i + 1].startswith("--")
+                continue
+            rest.append(arg)
+        proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *own, *rest],
+                              capture_output=True, text=True)
         elapsed = time.monotonic() - start
         result = {}
         try:
