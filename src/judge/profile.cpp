@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -127,14 +128,7 @@ std::optional<fs::path> libcuda_dir() {
     if (!executable(ldconfig)) continue;
     const auto [ok, listing] = run_command(std::string(ldconfig) + " -p");
     if (!ok) continue;
-    std::istringstream lines(listing);
-    for (std::string line; std::getline(lines, line);) {
-      const auto arrow = line.find("=> ");
-      if (line.find("libcuda.so.1 ") == std::string::npos || arrow == std::string::npos) continue;
-      if (line.find("x86-64") == std::string::npos && line.find("AArch64") == std::string::npos)
-        continue;
-      return fs::path(line.substr(arrow + 3)).parent_path();
-    }
+    if (auto dir = libcuda_dir_in(listing)) return dir;
   }
   for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64",
                           "/usr/lib/aarch64-linux-gnu"}) {
@@ -145,6 +139,21 @@ std::optional<fs::path> libcuda_dir() {
 }
 
 }  // namespace
+
+std::optional<fs::path> libcuda_dir_in(const std::string& ldconfig_listing) {
+  std::istringstream lines(ldconfig_listing);
+  for (std::string line; std::getline(lines, line);) {
+    const auto arrow = line.find("=> ");
+    if (line.find("libcuda.so.1 ") == std::string::npos || arrow == std::string::npos) continue;
+    if (line.find("x86-64") == std::string::npos && line.find("AArch64") == std::string::npos)
+      continue;  // a 32-bit libcuda (libc6, no architecture) is not the harness's
+    std::string target = line.substr(arrow + 3);
+    while (!target.empty() && std::isspace(static_cast<unsigned char>(target.back())))
+      target.pop_back();
+    if (!target.empty()) return fs::path(target).parent_path();
+  }
+  return std::nullopt;
+}
 
 std::optional<fs::path> find_ncu() {
   if (const char* env = std::getenv("KJ_NCU"); env != nullptr && *env != '\0') {

@@ -164,5 +164,50 @@ class Refused(unittest.TestCase):
             raw_frame({"_layout": {"root": {"value": 1}, "tensors": []}}, bytes(2 << 20))
 
 
+class ProfileMode(unittest.TestCase):
+    """Under Nsight Compute (KJ_PROFILE=1) the harness starts child processes with fork + exec:
+    vfork and posix_spawn children were seen stuck before their exec under ncu's process
+    tracking (Triton's `ldconfig -p`, then the run never ended). It also keeps the descriptors
+    it started with, which are the profiler's."""
+
+    PROBE = ("import os, subprocess, kj_harness.harness as h; "
+             "print(subprocess._USE_VFORK, subprocess._USE_POSIX_SPAWN, sorted(h.PROFILER_FDS), "
+             "subprocess.check_output(['echo', 'child ran']).decode().strip(), sep='|')")
+
+    def probe(self, profile: bool) -> list[str]:
+        import subprocess
+
+        env = {k: v for k, v in os.environ.items() if k != "KJ_PROFILE"}
+        env["PYTHONPATH"] = os.path.join(os.path.dirname(__file__), "..", "..", "harness")
+        if profile:
+            env["KJ_PROFILE"] = "1"
+        r, w = os.pipe()  # stands for the profiler's descriptor: open when the harness starts
+        try:
+            os.dup2(w, 7)
+            out = subprocess.run([sys.executable, "-c", self.PROBE], env=env, pass_fds=(7,),
+                                 capture_output=True, text=True, timeout=120)
+        finally:
+            os.close(7)
+            os.close(r)
+            os.close(w)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout.strip().split("|")
+
+    def test_profile_mode_forks_and_execs_and_keeps_the_profilers_descriptors(self):
+        vfork, posix_spawn, fds, child = self.probe(profile=True)
+        self.assertEqual((vfork, posix_spawn), ("False", "False"))
+        self.assertIn(7, json.loads(fds))
+        self.assertEqual(child, "child ran")
+
+    def test_outside_profile_mode_nothing_changes(self):
+        import subprocess
+
+        vfork, posix_spawn, fds, child = self.probe(profile=False)
+        self.assertEqual(vfork, str(getattr(subprocess, "_USE_VFORK", None)))
+        self.assertEqual(posix_spawn, str(subprocess._USE_POSIX_SPAWN))
+        self.assertEqual(fds, "[]")
+        self.assertEqual(child, "child ran")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -161,6 +161,25 @@ TEST(Profile, SummaryOfAnNcuReport) {
   EXPECT_TRUE(kj::judge::detail::summarize_ncu_csv("==ERROR== no kernels were profiled\n").empty());
 }
 
+TEST(Profile, FindsThe64BitLibcudaInLdconfigsListing) {
+  // What Triton would have looked up with its own `ldconfig -p` child (stuck under ncu).
+  const std::string listing =
+      "1234 libs found in cache `/etc/ld.so.cache'\n"
+      "\tlibcudart.so.12 (libc6,x86-64) => /usr/local/cuda/lib64/libcudart.so.12\n"
+      "\tlibcuda.so.1 (libc6) => /usr/lib/i386-linux-gnu/libcuda.so.1\n"
+      "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+      "\tlibcuda.so (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so\n";
+  EXPECT_EQ(kj::judge::detail::libcuda_dir_in(listing), fs::path("/usr/lib/x86_64-linux-gnu"));
+  EXPECT_EQ(kj::judge::detail::libcuda_dir_in(
+                "\tlibcuda.so.1 (libc6,AArch64) => /usr/lib/aarch64-linux-gnu/libcuda.so.1\r\n"),
+            fs::path("/usr/lib/aarch64-linux-gnu"));
+  // No driver (a CPU host), or only a 32-bit one: nothing is handed to Triton.
+  EXPECT_EQ(
+      kj::judge::detail::libcuda_dir_in("\tlibcuda.so.1 (libc6) => /usr/lib32/libcuda.so.1\n"),
+      std::nullopt);
+  EXPECT_EQ(kj::judge::detail::libcuda_dir_in("0 libs found in cache\n"), std::nullopt);
+}
+
 TEST(Profile, SaysPlainlyWhenItCannotProfile) {
   const auto problem = kj::problem::load(fs::path(KJ_SOURCE_DIR) / "problems" / "vectoradd_cu");
   kj::judge::Environment environment;

@@ -15,6 +15,10 @@ namespace kj::judge::detail {
 // /usr/local/cuda/nsight-compute*/.
 std::optional<std::filesystem::path> find_ncu();
 
+// The folder of the 64-bit libcuda.so.1 in `ldconfig -p` output; handed to Triton in profile mode
+// (TRITON_LIBCUDA_PATH), where its own `ldconfig -p` child was seen stuck under ncu.
+std::optional<std::filesystem::path> libcuda_dir_in(const std::string& ldconfig_listing);
+
 // The command line put before the harness's: only kernels inside the NVTX range `kj_profile`
 // (the one timed call) are profiled, with the GPU's clocks left as they are.
 std::vector<std::string> ncu_wrapper(const std::filesystem::path& ncu, const std::string& report);
