@@ -264,7 +264,12 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     case sandbox::LimitHit::wall_time:
       return set(Verdict::time_limit,
                  "wall-clock limit exceeded (" +
-                     bench::format_ns(static_cast<double>(outcome.wall.count())) + ")");
+                     bench::format_ns(static_cast<double>(outcome.wall.count())) + ")" +
+                     (outcome.memory_cap_reached
+                          ? "; the memory cap was reached during the run, so time may have gone "
+                            "to reclaiming memory at the cap (peak " +
+                                std::to_string(outcome.peak_memory_bytes >> 20) + " MiB)"
+                          : ""));
     case sandbox::LimitHit::cpu_time:
       return set(Verdict::time_limit, "CPU-time limit exceeded");
     case sandbox::LimitHit::memory:

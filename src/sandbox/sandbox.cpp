@@ -811,6 +811,7 @@ Outcome run(const Spec& spec) {
     out.exit_code = WEXITSTATUS(init.status());
   }
   out.seccomp_violation = (out.signal && *out.signal == SIGSYS) || any_sigsys;
+  out.memory_cap_reached = cgroups.memory_limit_reached() || cgroups.oom_killed();
 
   if (out.limit == LimitHit::none && out.started) {
     const bool killed = out.signal.has_value();

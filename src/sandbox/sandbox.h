@@ -131,6 +131,9 @@ struct Outcome {
   bool cancelled = false;               // Spec::cancel ended the run (the tree was killed)
   std::chrono::nanoseconds cpu{0};      // user+sys of the whole tree
   std::uint64_t peak_memory_bytes = 0;  // cgroup peak when available, else max RSS of children
+  // The memory cap was reached at least once (cgroup), whatever ended the run: a run killed by
+  // the wall clock may have spent its time reclaiming memory at the cap.
+  bool memory_cap_reached = false;
   std::string stdout_data;
   std::string stderr_data;
   bool stdout_truncated = false;

@@ -124,6 +124,22 @@ TEST(Verdict, SandboxLimitsWinOverEvents) {
   EXPECT_EQ(verdict_of(o, events({kStart, kPass0, kPass1, kDone})), Verdict::security_violation);
 }
 
+TEST(Verdict, ATimeLimitAtTheMemoryCapSaysSo) {
+  auto o = clean_exit();
+  o.limit = kj::sandbox::LimitHit::wall_time;
+  o.wall = std::chrono::seconds(20);
+  const auto plain = kj::judge::decide(o, events({kStart}), Mode::test, two_tests());
+  EXPECT_EQ(plain.verdict, Verdict::time_limit);
+  EXPECT_EQ(plain.reason.find("memory cap"), std::string::npos) << plain.reason;
+  o.memory_cap_reached = true;
+  o.peak_memory_bytes = 3072ULL << 20;
+  const auto at_cap = kj::judge::decide(o, events({kStart}), Mode::test, two_tests());
+  EXPECT_EQ(at_cap.verdict, Verdict::time_limit);  // the limit that ended the run decides
+  EXPECT_NE(at_cap.reason.find("the memory cap was reached during the run"), std::string::npos)
+      << at_cap.reason;
+  EXPECT_NE(at_cap.reason.find("peak 3072 MiB"), std::string::npos) << at_cap.reason;
+}
+
 TEST(Verdict, DyingWithoutDoneDependsOnStage) {
   auto o = clean_exit();
   o.exit_code.reset();

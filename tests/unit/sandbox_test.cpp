@@ -260,6 +260,24 @@ TEST(SandboxLimits, MemoryBombHitsTheMemoryCap) {
   EXPECT_LE(out.peak_memory_bytes, (256ULL << 20) + (8ULL << 20));
 }
 
+TEST(SandboxLimits, ReachingTheMemoryCapIsReportedWhenAnotherLimitEndsTheRun) {
+  if (!have_cgroup_memory()) GTEST_SKIP() << "no writable memory cgroup on this host";
+  // A child dies at the cap; the tree runs on until the wall clock ends it.
+  Spec spec = shell("tail /dev/zero; exec sleep 30");
+  spec.limits.memory_bytes = 256ULL << 20;
+  spec.limits.wall = 3s;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.limit, LimitHit::wall_time) << describe(out);
+  EXPECT_TRUE(out.memory_cap_reached) << describe(out);
+
+  Spec calm = shell("exec sleep 30");
+  calm.limits.memory_bytes = 256ULL << 20;
+  calm.limits.wall = 1s;
+  const Outcome slept = run(calm);
+  EXPECT_EQ(slept.limit, LimitHit::wall_time) << describe(slept);
+  EXPECT_FALSE(slept.memory_cap_reached) << describe(slept);
+}
+
 TEST(SandboxLimits, OutputFloodIsTruncatedAndEndsFast) {
   Spec spec = shell("yes kerneljudge");
   spec.limits.output_bytes = 64 << 10;
