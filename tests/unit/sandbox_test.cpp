@@ -262,20 +262,19 @@ TEST(SandboxLimits, MemoryBombHitsTheMemoryCap) {
 
 TEST(SandboxLimits, ReachingTheMemoryCapIsReportedWhenAnotherLimitEndsTheRun) {
   if (!have_cgroup_memory()) GTEST_SKIP() << "no writable memory cgroup on this host";
+  const auto until_the_wall = [](const char* command) {
+    Spec spec = shell(command);
+    spec.limits.memory_bytes = 256ULL << 20;
+    spec.limits.wall = 3s;
+    const Outcome out = run(spec);
+    EXPECT_EQ(out.limit, LimitHit::wall_time) << describe(out);
+    return out;
+  };
   // A child dies at the cap; the tree runs on until the wall clock ends it.
-  Spec spec = shell("tail /dev/zero; exec sleep 30");
-  spec.limits.memory_bytes = 256ULL << 20;
-  spec.limits.wall = 3s;
-  const Outcome out = run(spec);
-  EXPECT_EQ(out.limit, LimitHit::wall_time) << describe(out);
-  EXPECT_TRUE(out.memory_cap_reached) << describe(out);
-
-  Spec calm = shell("exec sleep 30");
-  calm.limits.memory_bytes = 256ULL << 20;
-  calm.limits.wall = 1s;
-  const Outcome slept = run(calm);
-  EXPECT_EQ(slept.limit, LimitHit::wall_time) << describe(slept);
-  EXPECT_FALSE(slept.memory_cap_reached) << describe(slept);
+  const Outcome at_cap = until_the_wall("tail /dev/zero; exec sleep 30");
+  EXPECT_TRUE(at_cap.memory_cap_reached) << describe(at_cap);
+  const Outcome calm = until_the_wall("exec sleep 30");
+  EXPECT_FALSE(calm.memory_cap_reached) << describe(calm);
 }
 
 TEST(SandboxLimits, OutputFloodIsTruncatedAndEndsFast) {
