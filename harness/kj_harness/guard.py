@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import time
 
+from . import protocol
+
 SECURITY_VIOLATION = "SecurityViolation"
 
 
@@ -115,6 +117,12 @@ def output_problem(output, depth: int = 0) -> str | None:
             if problem:
                 return problem
         return None
+    if protocol.named_tuple_kind(output) is not None:  # torch.return_types, named tuples
+        for item in tuple.__iter__(output):
+            problem = output_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
     if isinstance(output, torch.Tensor):
         return f"a subclass of torch.Tensor ({kind.__name__}), not a plain tensor"
     return f"a {kind.__name__}, not a tensor or a plain container of tensors"
@@ -137,6 +145,13 @@ def snapshot(output, copy: bool = True):
         return type(output)(snapshot(item) for item in output)
     if type(output) is dict:
         return {key: snapshot(item) for key, item in output.items()}
+    named = protocol.named_tuple_kind(output)
+    if named is not None:
+        # Rebuilt as a type of the judge's: the submission's class (its __new__) never runs.
+        items = [snapshot(item) for item in tuple.__iter__(output)]
+        if named[0] == "return_type":
+            return type(output)(items)
+        return protocol.named_tuple_type(named[1], list(named[2]))(*items)
     return output
 
 
@@ -159,40 +174,66 @@ def _tensors(obj, depth: int = 0):
 
     if isinstance(obj, torch.Tensor):
         yield obj
-    elif isinstance(obj, (list, tuple)) and depth < 8:
-        for item in obj:
+    elif issubclass(type(obj), (list, tuple)) and depth < 8:
+        # The container types' own iterators: a subclass's __iter__ is submission code.
+        for item in (tuple.__iter__(obj) if issubclass(type(obj), tuple) else list.__iter__(obj)):
             yield from _tensors(item, depth + 1)
     elif isinstance(obj, dict) and depth < 8:
         for item in obj.values():
             yield from _tensors(item, depth + 1)
 
 
+def input_tensors(data) -> list:
+    """The tensors of a call's input, in the order both sides number them."""
+    return list(_tensors(data))
+
+
+def _unchanged(tensor, before) -> bool:
+    """Same shape, dtype and values (NaN where NaN was)."""
+    import torch
+
+    if tensor.shape != before.shape or tensor.dtype != before.dtype:
+        return False
+    same = torch.eq(tensor, before)
+    if tensor.is_floating_point() or tensor.is_complex():
+        same |= torch.isnan(tensor) & torch.isnan(before)
+    return bool(same.all())
+
+
+def output_buffers(data, ref_kernel) -> list[int]:
+    """Which input tensors the reference itself writes (by number): buffers a problem hands over
+    for the output (reference-kernels' vectoradd passes (A, B, C) and writes C). Run by the
+    harness on inputs of its own, never with submission code."""
+    tensors = input_tensors(data)
+    before = [t.detach().clone() for t in tensors]
+    ref_kernel(data)
+    return [i for i, (tensor, old) in enumerate(zip(tensors, before)) if not _unchanged(tensor, old)]
+
+
 class InputCopy:
     """The call's input tensors as they were before it; `modified` says which changed, leaving
-    out inputs whose memory the output shares (problems that pass an output buffer in)."""
+    out inputs whose memory the output shares and the output buffers the problem hands over
+    (`writable`, numbered as input_tensors numbers them)."""
 
-    def __init__(self, data):
-        self.pairs = [(t, t.detach().clone()) for t in _tensors(data)]
+    def __init__(self, data, writable=()):
+        skip = set(writable)
+        self.inputs = [(i, t, t.detach().clone()) for i, t in enumerate(input_tensors(data))
+                       if i not in skip]
 
     def modified(self, output) -> str | None:
-        import torch
-
         shared = set()
         for out in _tensors(output):
             try:
                 shared.add(out.untyped_storage().data_ptr())
             except RuntimeError:
                 pass
-        for index, (tensor, before) in enumerate(self.pairs):
+        for index, tensor, before in self.inputs:
             try:
                 if tensor.untyped_storage().data_ptr() in shared:
                     continue
                 if tensor.shape != before.shape or tensor.dtype != before.dtype:
                     return f"input tensor {index} changed shape or dtype"
-                same = torch.eq(tensor, before)
-                if tensor.is_floating_point() or tensor.is_complex():
-                    same |= torch.isnan(tensor) & torch.isnan(before)
-                if not bool(same.all()):
+                if not _unchanged(tensor, before):
                     return f"input tensor {index} ({tuple(tensor.shape)}) was modified"
             except RuntimeError as exc:
                 return f"input tensor {index} could not be compared: {exc}"[:300]

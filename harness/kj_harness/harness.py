@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 
-from . import cudaipc, protocol, ranks, timing
+from . import cudaipc, guard, protocol, ranks, timing
 from .runner import child_main, describe_exception
 
 PROTOCOL_VERSION = 1
@@ -167,6 +167,7 @@ class Evaluation:
         self.runners: dict[str, RunnerProcess] = {}
         self.settings = timing.settings_from(job.get("timing", {}))
         self.rechecked = 0
+        self.writable: list[int] | None = None  # output buffers among the inputs (output_buffers)
         # Kept outputs reach the checker as CUDA IPC handles on a GPU (no copies through the
         # host); on the first failure of IPC, and on the CPU, as bytes through the pipe.
         self.recheck_ipc = self.device.startswith("cuda") and bool(self.settings["recheck_ipc"])
@@ -218,6 +219,17 @@ class Evaluation:
 
             self.report.emit("device", name=torch.cuda.get_device_name())
         return True
+
+    def output_buffers(self, args: dict) -> list[int]:
+        """The input tensors the reference writes, found once on the first case's inputs: a
+        submission may write them too (upstream allows it), every other input must stay as
+        given. A reference that fails here fails the check too, which says why."""
+        if self.writable is None:
+            try:
+                self.writable = guard.output_buffers(self.generate(args), self.reference.ref_kernel)
+            except Exception:  # noqa: BLE001
+                self.writable = []
+        return self.writable
 
     def check(self, args: dict, output) -> tuple[bool, str]:
         if self.ranks is not None:
@@ -297,7 +309,8 @@ class Evaluation:
         """Runs a submission once on `args` and checks its output here. Returns event fields."""
         begin = time.monotonic()
         # Should IPC fail, the call is made again (same inputs, same answer), its output as bytes.
-        reply, output, problem = self.ask_output(runner, {"cmd": "run", "args": args})
+        reply, output, problem = self.ask_output(runner, {"cmd": "run", "args": args,
+                                                          "writable": self.output_buffers(args)})
         if not reply.get("ok"):
             return {"status": "error", "error": sanitize_error(reply.get("error"))}
         fields = {"elapsed_ns": as_number(reply.get("elapsed_ns"))}

@@ -107,14 +107,54 @@ def _flatten(obj, tensors: list, depth: int = 0):
         if not all(type(k) in (str, int) for k in obj):
             raise TypeError("dict keys in the output must be str or int")
         return {"dict": [[k, _flatten(v, tensors, depth + 1)] for k, v in obj.items()]}
+    kind = named_tuple_kind(obj)
+    if kind is not None:
+        # Read with tuple's own iterator: no method of the submission's class runs here.
+        items = [_flatten(x, tensors, depth + 1) for x in tuple.__iter__(obj)]
+        if kind[0] == "return_type":
+            return {"return_type": [kind[1], items]}
+        return {"namedtuple": [kind[1], list(kind[2]), items]}
     raise TypeError(f"a {type(obj).__name__} is not a tensor or a plain container of tensors")
 
 
-def send(fd: int, header: dict, payload: object = None, ipc_hold: list | None = None) -> None:
+def named_tuple_kind(obj):
+    """("return_type", name) for a torch.return_types structseq (what torch.linalg.qr,
+    torch.geqrf, torch.topk... return), ("namedtuple", name, fields) for a named tuple, else
+    None. Only the type's name and field names are read, from its own class dict, so a class
+    of the submission's cannot run code here; the receiver builds a type of its own."""
+    cls = type(obj)
+    if type(cls) is not type or not issubclass(cls, tuple) or cls is tuple:
+        return None
+    if cls.__module__ == "torch.return_types":
+        import torch.return_types
+
+        if getattr(torch.return_types, cls.__name__, None) is cls:
+            return ("return_type", cls.__name__)
+        return None
+    fields = cls.__dict__.get("_fields")
+    if cls.__bases__ == (tuple,) and _valid_named_tuple(cls.__name__, fields) and \
+            len(fields) == tuple.__len__(obj):
+        return ("namedtuple", cls.__name__, fields)
+    return None
+
+
+def _valid_named_tuple(name, fields) -> bool:
+    import keyword
+
+    def ok(word) -> bool:
+        return type(word) is str and word.isidentifier() and not keyword.iskeyword(word) \
+            and not word.startswith("_") and len(word) <= 64
+
+    return ok(name) and type(fields) is tuple and 0 < len(fields) <= 64 and \
+        all(ok(f) for f in fields) and len(set(fields)) == len(fields)
+
+
+def send(fd: int, header: dict, payload: object = None, ipc_hold: list | None = None,
+         staging=None) -> None:
     """Sends a frame. With `ipc_hold`, CUDA tensors travel as IPC handles (cudaipc) instead of
-    bytes, and the contiguous tensors the handles point into are appended to it: the caller keeps
-    them alive until the other side has copied them. cudaipc.IpcUnavailable when a tensor cannot
-    be exported; nothing was written then."""
+    bytes (stage_for_ipc: the buffers the handles point into are appended to `ipc_hold`, and the
+    caller keeps them until the other side has copied them). cudaipc.IpcUnavailable when a
+    tensor cannot be exported; nothing was written then."""
     chunks = []
     if payload is not None:
         import torch
@@ -123,19 +163,7 @@ def send(fd: int, header: dict, payload: object = None, ipc_hold: list | None = 
         layout = _flatten(payload, tensors)
         descs, offset = [], 0
         if ipc_hold is not None:
-            from . import cudaipc
-
-            held = []
-            for t in tensors:
-                if t.device.type == "cuda":
-                    data = t.detach().contiguous()
-                    held.append(data)
-                    descs.append({"dtype": str(t.dtype).removeprefix("torch."),
-                                  "shape": list(t.shape), "ipc": cudaipc.export(data),
-                                  "nbytes": data.numel() * data.element_size()})
-                else:
-                    descs.append(None)
-            ipc_hold.extend(held)
+            descs = stage_for_ipc(tensors, ipc_hold, staging or CudaStaging())
         else:
             descs = [None] * len(tensors)
         for i, t in enumerate(tensors):
@@ -162,6 +190,45 @@ def send(fd: int, header: dict, payload: object = None, ipc_hold: list | None = 
     for chunk in chunks:
         if len(chunk):
             _write_all(fd, chunk)
+
+
+class CudaStaging:
+    """What a hand-over by IPC needs of the device: which tensors go by handle, a copy into a
+    buffer of its own, a fence after which every such copy has landed, the handle of a buffer."""
+
+    def wants(self, tensor) -> bool:
+        return tensor.device.type == "cuda"
+
+    def copy(self, tensor):
+        import torch
+
+        return tensor.detach().clone(memory_format=torch.contiguous_format)
+
+    def fence(self, device) -> None:
+        import torch
+
+        torch.cuda.synchronize(device)
+
+    def export(self, buffer) -> dict:
+        from . import cudaipc
+
+        return cudaipc.export(buffer)
+
+
+def stage_for_ipc(tensors: list, hold: list, staging) -> list:
+    """Descriptions of `tensors` for the receiver: each CUDA tensor copied into a buffer that
+    only `hold` references (nothing the submission still holds can change it), every copy
+    fenced before any handle is made, so the receiver, which copies on its own stream in another
+    process, can only read finished bytes. Other tensors get None (they go as bytes)."""
+    staged = {i: staging.copy(t) for i, t in enumerate(tensors) if staging.wants(t)}
+    for device in {b.device for b in staged.values()}:
+        staging.fence(device)
+    descs = [None] * len(tensors)
+    for i, buffer in staged.items():
+        descs[i] = {"dtype": str(buffer.dtype).removeprefix("torch."), "shape": list(buffer.shape),
+                    "ipc": staging.export(buffer), "nbytes": buffer.numel() * buffer.element_size()}
+    hold.extend(staged.values())
+    return descs
 
 
 def receive(fd: int, max_payload: int) -> tuple[dict, Payload | bytes]:
@@ -256,6 +323,11 @@ def load_payload(blob, device: str):
         if kind in ("list", "tuple") and isinstance(value, list):
             items = [build(x, depth + 1) for x in value]
             return items if kind == "list" else tuple(items)
+        if kind == "return_type" and isinstance(value, list) and len(value) == 2:
+            return _return_type(value[0], [build(x, depth + 1) for x in _items(value[1])])
+        if kind == "namedtuple" and isinstance(value, list) and len(value) == 3:
+            cls = named_tuple_type(value[0], value[1])
+            return cls(*[build(x, depth + 1) for x in _items(value[2])])
         if kind == "dict" and isinstance(value, list):
             out = {}
             for pair in value:
@@ -266,3 +338,48 @@ def load_payload(blob, device: str):
         raise ProtocolError("bad output layout")
 
     return build(layout.get("root"))
+
+
+def _items(value) -> list:
+    if not isinstance(value, list) or len(value) > MAX_ITEMS:
+        raise ProtocolError("bad output layout")
+    return value
+
+
+def _return_type(name, items):
+    """torch's own structseq type of that name, never anything the runner defined, made from
+    `items`."""
+    import torch.return_types
+
+    cls = getattr(torch.return_types, name, None) if type(name) is str else None
+    if not isinstance(cls, type) or not issubclass(cls, tuple) or \
+            cls.__module__ != "torch.return_types":
+        raise ProtocolError(f"no torch.return_types.{str(name)[:100]}")
+    try:
+        return cls(items)
+    except TypeError as exc:
+        raise ProtocolError(f"bad torch.return_types.{name}: {exc}") from None
+
+
+_NAMED_TUPLES: dict = {}
+
+
+def named_tuple_type(name, fields):
+    """A named tuple type made here from checked identifiers (the runner's class is never
+    rebuilt), one per name and field list."""
+    import collections
+
+    fields = tuple(fields) if isinstance(fields, list) else None
+    if not _valid_named_tuple(name, fields):
+        raise ProtocolError("bad named tuple in the output layout")
+    key = (name, fields)
+    if key not in _NAMED_TUPLES:
+        _NAMED_TUPLES[key] = collections.namedtuple(name, fields)
+    cls = _NAMED_TUPLES[key]
+
+    def make(*items):
+        if len(items) != len(fields):
+            raise ProtocolError(f"named tuple {name} with {len(items)} items for {len(fields)} fields")
+        return cls(*items)
+
+    return make

@@ -114,11 +114,11 @@ class Runner:
             return
         protocol.send(self.reply_fd, {"ok": True})
 
-    def run_once(self, args: dict, ipc: bool = False) -> None:
+    def run_once(self, args: dict, ipc: bool = False, writable=()) -> None:
         try:
             data = self.call_inputs(args)
             self.check_guard("before a call")
-            inputs = guard.InputCopy(data) if self.guard is not None else None
+            inputs = guard.InputCopy(data, writable) if self.guard is not None else None
             mark = self.language_mark()
             self.synchronize()
             start = time.perf_counter_ns()
@@ -150,8 +150,10 @@ class Runner:
 
     def send_output(self, header: dict, output, ipc: bool = False) -> None:
         """The output as bytes through the pipe; on a GPU when asked, its CUDA tensors as IPC
-        handles (held here until the next command), so a large output is not copied through
-        the host to be checked."""
+        handles, so a large output is not copied through the host to be checked. The buffers
+        behind the handles are copies fenced before they leave (protocol.stage_for_ipc), held
+        here until the harness's next command: it sends one only after its own copies are
+        done and the handles closed."""
         if ipc and self.device.startswith("cuda"):
             try:
                 protocol.send(self.reply_fd, {"ok": True, **header}, output,
@@ -238,7 +240,9 @@ class Runner:
             if name == "load":
                 self.load(command.get("entry", "submission"))
             elif name == "run":
-                self.run_once(command["args"], command.get("ipc") is True)
+                writable = command.get("writable", [])
+                self.run_once(command["args"], command.get("ipc") is True,
+                              [i for i in writable if type(i) is int] if isinstance(writable, list) else [])
             elif name == "prepare":
                 self.prepare(command["args"], command["settings"])
             elif name == "sample":

@@ -164,6 +164,131 @@ class Refused(unittest.TestCase):
             raw_frame({"_layout": {"root": {"value": 1}, "tensors": []}}, bytes(2 << 20))
 
 
+class NamedOutputs(unittest.TestCase):
+    """What torch routines return (torch.return_types structseqs) and named tuples are outputs:
+    carried as data and rebuilt by the receiver with types of its own."""
+
+    def test_structseqs_come_back_as_torchs_own_types(self):
+        a = torch.randn(3, 6, 6)
+        for out in (torch.geqrf(a), torch.linalg.qr(a), torch.topk(torch.randn(9), 3),
+                    torch.linalg.eigh(a @ a.mT)):
+            _, payload = through_pipe({}, out)
+            back = protocol.load_payload(payload, "cpu")
+            self.assertIs(type(back), type(out))
+            for got, want in zip(back, out):
+                self.assertTrue(torch.equal(got, want))
+        q, r = protocol.load_payload(through_pipe({}, torch.linalg.qr(a))[1], "cpu")
+        self.assertTrue(torch.allclose(q @ r, a, atol=1e-4))
+
+    def test_named_tuples_keep_their_fields_as_a_type_of_the_receivers(self):
+        from typing import NamedTuple
+
+        class Factors(NamedTuple):
+            h: torch.Tensor
+            tau: torch.Tensor
+
+        out = Factors(torch.randn(4, 4).t(), torch.arange(4.0))
+        back = protocol.load_payload(through_pipe({}, [out])[1], "cpu")[0]
+        self.assertIsNot(type(back), Factors)
+        self.assertEqual(type(back)._fields, ("h", "tau"))
+        self.assertTrue(torch.equal(back.h, out.h) and torch.equal(back.tau, out.tau))
+
+    def test_a_tuple_class_with_methods_of_its_own_is_never_run(self):
+        import collections
+
+        calls = []
+
+        class Sneaky(collections.namedtuple("Base", "x y")):
+            def __iter__(self):
+                calls.append("iter")
+                return iter(())
+
+        with self.assertRaises(TypeError):  # not a plain named tuple: its base is one
+            through_pipe({}, Sneaky(torch.ones(1), torch.ones(1)))
+        self.assertEqual(calls, [])
+
+    def test_hostile_named_layouts_are_refused(self):
+        desc = {"dtype": "float32", "shape": [1], "offset": 0, "nbytes": 4}
+        for root in ({"return_type": ["Tensor", [{"tensor": 0}]]},
+                     {"return_type": ["__builtins__", []]},
+                     {"return_type": ["geqrf", [{"tensor": 0}]]},  # two fields, one item
+                     {"namedtuple": ["T", ["__class__"], [{"tensor": 0}]]},
+                     {"namedtuple": ["T", ["a", "a"], [{"tensor": 0}, {"tensor": 0}]]},
+                     {"namedtuple": ["import os", ["a"], [{"tensor": 0}]]},
+                     {"namedtuple": ["T", ["a", "b"], [{"tensor": 0}]]}):
+            _, payload = raw_frame({"_layout": {"root": root, "tensors": [desc]}}, bytes(64))
+            with self.assertRaises(protocol.ProtocolError, msg=str(root)):
+                protocol.load_payload(payload, "cpu")
+
+
+class SlowDevice:
+    """A device whose copies land late, as on a GPU shared by several evaluations: each copy is
+    queued and lands `delay` seconds later, unless a fence waits for it. Handles name buffers
+    in `exported`, which the 'checker' below reads at once, as the harness's own copy would."""
+
+    def __init__(self, delay: float = 0.3):
+        self.delay = delay
+        self.pending: list[threading.Timer] = []
+        self.exported: dict[str, torch.Tensor] = {}
+
+    def wants(self, tensor) -> bool:
+        return True
+
+    def copy(self, tensor):
+        buffer = torch.full(tuple(tensor.shape), float("nan"), dtype=tensor.dtype)
+        source = tensor.detach().clone()
+        landing = threading.Timer(self.delay, buffer.copy_, args=(source,))
+        landing.start()
+        self.pending.append(landing)
+        return buffer
+
+    def fence(self, device) -> None:
+        for landing in self.pending:
+            landing.join()
+
+    def export(self, buffer) -> dict:
+        key = f"{len(self.exported):0128x}"
+        self.exported[key] = buffer
+        return {"handle": key, "offset": 0}
+
+
+class IpcHandover(unittest.TestCase):
+    """Outputs handed over by handle: the checker copies them in another process on its own
+    stream, so the runner's copies must have landed before a handle leaves it (the race seen on
+    an H200 with several evaluations on one GPU: a column-major output's contiguous copy had not
+    run yet when the checker read it)."""
+
+    def hand_over(self, output):
+        device = SlowDevice()
+        hold: list = []
+        r, w = os.pipe()
+        protocol.widen_pipe(r)
+        protocol.send(w, {"ok": True}, output, ipc_hold=hold, staging=device)
+        os.close(w)
+        _, payload = protocol.receive(r, 1 << 20)
+        os.close(r)
+        # The checker copies as soon as the frame arrives.
+        read = [device.exported[d["ipc"]["handle"]].clone() for d in payload.layout["tensors"]]
+        for landing in device.pending:
+            landing.join()
+        return read, hold
+
+    def test_the_checker_reads_finished_copies(self):
+        output = [torch.randn(64, 32).t(), torch.arange(7.0)]
+        read, _ = self.hand_over(output)
+        for got, want in zip(read, output):
+            self.assertTrue(torch.equal(got, want), "the checker read a copy that had not landed")
+
+    def test_what_is_held_is_the_judges_copy_not_the_submissions_tensor(self):
+        output = torch.randn(5, 5)
+        read, hold = self.hand_over((output,))
+        self.assertEqual(len(hold), 1)
+        self.assertNotEqual(hold[0].untyped_storage().data_ptr(), output.untyped_storage().data_ptr())
+        output.zero_()  # the submission changing its tensor afterwards reaches nothing held
+        self.assertFalse(torch.equal(hold[0], output))
+        self.assertTrue(torch.equal(read[0], hold[0]))
+
+
 class ProfileMode(unittest.TestCase):
     """Under Nsight Compute (KJ_PROFILE=1) the harness starts child processes with fork + exec:
     vfork and posix_spawn children were seen stuck before their exec under ncu's process
