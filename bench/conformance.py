@@ -169,8 +169,8 @@ def passed(judge: str, verdict: str) -> bool | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kj", required=True)
-    parser.add_argument("--refk", required=True, help="reference-kernels' problems/ folder")
+    parser.add_argument("--kj")
+    parser.add_argument("--refk", help="reference-kernels' problems/ folder")
     parser.add_argument("--python", default="python3", help="interpreter with torch (both judges)")
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
@@ -182,8 +182,20 @@ def main() -> int:
     parser.add_argument("--memory-limit", type=int, default=32768, help="kj's host memory cap, MiB")
     parser.add_argument("--kj-arg", action="append", default=[],
                         help="one more `kj eval` option, e.g. --kj-arg=--harness=DIR (repeatable)")
+    parser.add_argument("--table-from", nargs="+", metavar="RESULTS",
+                        help="no runs: the table of results.jsonl files (rounds run in several "
+                             "sittings), printed and written to --out/table.md")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    if args.table_from:
+        rows = [json.loads(line) for path in args.table_from for line in open(path) if line.strip()]
+        seen = list(dict.fromkeys((r["problem"], r["submission"]) for r in rows))
+        table, disagreements = render(rows, [(p, None, s, None) for p, s in seen])
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "table.md"), "w") as out:
+            out.write(table)
+        print(table)
+        return 1 if disagreements else 0
     upstream_rounds = args.rounds if args.upstream_rounds is None else args.upstream_rounds
 
     os.makedirs(args.out, exist_ok=True)
@@ -222,7 +234,8 @@ def main() -> int:
                         "round": round_no, "seconds": round(time.monotonic() - start, 1), **got}
 
             with concurrent.futures.ThreadPoolExecutor(level) as pool:
-                for row in pool.map(judge, jobs):
+                for done in concurrent.futures.as_completed([pool.submit(judge, j) for j in jobs]):
+                    row = done.result()
                     results.append(row)
                     log.write(json.dumps(row) + "\n")
                     log.flush()

@@ -129,6 +129,22 @@ class RunnerProcess:
         self.reap()
 
 
+def seed_global_generators(args: dict) -> None:
+    """Seeds torch's global generators (CPU and every GPU) and Python's from the case's arguments
+    before each generate_input. Problems that draw part of their inputs from the global
+    generators (reference-kernels' bioml/trimul draws its weights so; its eval.py seeds once per
+    process and generates and checks the same tensors) then get the same inputs in the runner
+    and in the harness, whatever either drew before."""
+    import hashlib
+
+    import torch
+
+    text = json.dumps(args, sort_keys=True, default=str).encode()
+    seed = int.from_bytes(hashlib.sha256(text).digest()[:8], "little") >> 1
+    torch.manual_seed(seed)
+    random.seed(seed)
+
+
 def normalize_check(result) -> tuple[bool, str]:
     """check_implementation may return (bool, msg), a message string ('' = pass) or a bool."""
     if isinstance(result, tuple) and len(result) == 2:
@@ -192,6 +208,7 @@ class Evaluation:
             kwargs["device"] = self.device
         if self.ranks is not None:
             kwargs["rank"] = self.ranks.rank  # reference-kernels: generate_input(**args, rank=rank)
+        seed_global_generators(args)
         return self.reference.generate_input(**kwargs)
 
     def import_reference(self) -> None:
