@@ -129,6 +129,37 @@ class RunnerProcess:
         self.reap()
 
 
+CHECKER_OOM_WAITS = (0.5, 2.0, 5.0, 10.0)  # seconds before each further try of a check
+
+
+class CheckerOutOfMemory(Exception):
+    """The trusted checker found no device memory even after waiting (an infrastructure fault)."""
+
+
+def is_device_oom(exc: BaseException) -> bool:
+    import torch
+
+    return isinstance(exc, torch.OutOfMemoryError) or \
+        (isinstance(exc, RuntimeError) and "CUDA out of memory" in str(exc))
+
+
+def free_device_cache() -> None:
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
+def device_memory_note() -> str:
+    import torch
+
+    try:
+        free, total = torch.cuda.mem_get_info()
+        return f"{free >> 20} MiB free of {total >> 20} MiB on the device"
+    except Exception:  # noqa: BLE001
+        return "device memory unknown"
+
+
 def seed_global_generators(args: dict) -> None:
     """Seeds torch's global generators (CPU and every GPU) and Python's from the case's arguments
     before each generate_input. Problems that draw part of their inputs from the global
@@ -253,11 +284,22 @@ class Evaluation:
             # Every rank checks together: references may check with collectives. A rank that
             # failed before its check says so at this same step (ranks.py), so none waits.
             self.ranks.exchange(True)
-        data = self.generate(args)
-        try:
-            return normalize_check(self.reference.check_implementation(data, output))
-        except BaseException as exc:  # noqa: BLE001 - a checker crash on odd output is a mismatch
-            return False, f"output rejected by the checker: {type(exc).__name__}: {exc}"
+        for wait in CHECKER_OOM_WAITS:
+            data = self.generate(args)
+            try:
+                return normalize_check(self.reference.check_implementation(data, output))
+            except BaseException as exc:  # noqa: BLE001 - a checker crash on odd output is a mismatch
+                if not is_device_oom(exc):
+                    return False, f"output rejected by the checker: {type(exc).__name__}: {exc}"
+                # Several evaluations can share one GPU: its memory, not the output, ran out.
+                # Ours is freed and the others are given time to finish, then the check is
+                # made again; a check that never fits is the judge's failure, not the
+                # submission's (internal_error, retried).
+                del data
+                free_device_cache()
+                time.sleep(wait)
+        raise CheckerOutOfMemory(f"the checker ran out of device memory {len(CHECKER_OOM_WAITS)} "
+                                 f"times ({device_memory_note()})")
 
     # -- the runners --------------------------------------------------------------------------
 
