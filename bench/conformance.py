@@ -164,7 +164,9 @@ def passed(judge: str, verdict: str) -> bool | None:
     """Whether the judge accepted; None when it did not get to a verdict."""
     if judge == "kj":
         return None if verdict in ("internal_error", "no-json", "timeout") else verdict == "accepted"
-    return {"pass": True, "fail": False}.get(verdict)
+    # eval.py ending without a `check:` line crashed (an import error, a CUDA error): KernelBot
+    # shows that run as failed, so it counts as a rejection.
+    return {"pass": True, "fail": False, "no-check": False}.get(verdict)
 
 
 def main() -> int:
