@@ -191,7 +191,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.table_from:
         rows = [json.loads(line) for path in args.table_from for line in open(path) if line.strip()]
-        seen = list(dict.fromkeys((r["problem"], r["submission"]) for r in rows))
+        seen = sorted(dict.fromkeys((r["problem"], r["submission"]) for r in rows))
         table, disagreements = render(rows, [(p, None, s, None) for p, s in seen])
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "table.md"), "w") as out:
