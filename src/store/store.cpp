@@ -1,13 +1,9 @@
 #include "store/store.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
-#include "store/detail/postgres_store.h"
-#include "store/detail/queue_signal.h"
-#include "store/detail/sqlite_schema.h"
-#include "store/detail/sqlite_store.h"
+#include "store/detail/schema.h"
+#include "store/detail/sql_store.h"
 
 namespace kj::store {
 
@@ -24,64 +20,32 @@ std::optional<Visibility> visibility_from_string(std::string_view name) {
   return std::nullopt;
 }
 
-std::string to_string(SubmissionStatus status) {
-  switch (status) {
-    case SubmissionStatus::queued:
-      return "queued";
-    case SubmissionStatus::running:
-      return "running";
-    case SubmissionStatus::done:
-      return "done";
-    case SubmissionStatus::failed:
-      return "failed";
-  }
-  return "failed";
-}
-
-std::string to_string(JobState state) {
-  switch (state) {
-    case JobState::queued:
-      return "queued";
-    case JobState::running:
-      return "running";
-    case JobState::done:
-      return "done";
-    case JobState::failed:
-      return "failed";
-  }
-  return "failed";
-}
+// Both enums' names, in their order.
+constexpr const char* kStateNames[] = {"queued", "running", "done", "failed"};
+std::string to_string(SubmissionStatus status) { return kStateNames[static_cast<int>(status)]; }
+std::string to_string(JobState state) { return kStateNames[static_cast<int>(state)]; }
 
 int latest_schema_version() {
   int latest = 0;
-  for (const auto& migration : detail::sqlite_migrations())
-    latest = std::max(latest, migration.version);
+  for (const auto& migration : detail::migrations()) latest = std::max(latest, migration.version);
   return latest;
 }
 
 std::unique_ptr<Store> open_store(const std::string& url, StoreOptions options) {
-  if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-    return detail::open_postgres_store(url, std::move(options));
+  try {
+    if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+      auto dialect = detail::postgres_dialect(url, options);
+      return detail::open_sql_store(std::move(dialect), std::move(options));
+    }
+    std::string path = url.starts_with("sqlite:") ? url.substr(7) : url;
+    if (path.empty()) throw StoreError("open", "no database path in " + url);
+    auto dialect = detail::sqlite_dialect(path, options);
+    return detail::open_sql_store(std::move(dialect), std::move(options));
+  } catch (const StoreError&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw StoreError("open", error.what());
   }
-  std::string path = url.starts_with("sqlite:") ? url.substr(7) : url;
-  if (path.empty()) throw StoreError("open", "no database path in " + url);
-  return detail::open_sqlite_store(path, std::move(options));
 }
 
-namespace detail {
-
-std::shared_ptr<QueueSignal> queue_signal_for(const std::string& database_key) {
-  static std::mutex mutex;
-  static std::map<std::string, std::weak_ptr<QueueSignal>> signals;
-  std::lock_guard lock(mutex);
-  auto& slot = signals[database_key];
-  auto signal = slot.lock();
-  if (!signal) {
-    signal = std::make_shared<QueueSignal>();
-    slot = signal;
-  }
-  return signal;
-}
-
-}  // namespace detail
 }  // namespace kj::store

@@ -42,6 +42,11 @@ using kj::store::Visibility;
 namespace {
 
 const std::vector<std::string> kH200 = {"H200"};
+// The tokens tests/data/make_store_fixture.cpp issued to alice in the store-v4 fixtures.
+constexpr const char* kSqliteFixtureToken =
+    "kj_9da78131867f329ece3fd10144f7565cb32bdee7acd596245053103e5e037868";
+constexpr const char* kPostgresFixtureToken =
+    "kj_304feb6acac905763bec2cb8f26e5479b3667abae83dd2884384c3368afcfe92";
 
 // Every test runs on SQLite and, when $KJ_TEST_POSTGRES_URL names a PostgreSQL server
 // (postgres://USER@HOST:PORT, allowed to create databases), on a fresh database there.
@@ -248,6 +253,65 @@ TEST_P(StoreTest, UrlsSelectTheBackend) {
   }
   EXPECT_THROW(open_store("sqlite:"), StoreError);
   EXPECT_THROW(open_store("sqlite:" + (dir_ / "missing-dir" / "kj.db").string()), StoreError);
+}
+
+// A database written by the store of schema version 4 (tests/data/make_store_fixture.cpp): a
+// SQLite file, and a pg_dump restored into this test's PostgreSQL database. Opened by this build,
+// it is migrated and everything in it reads back; its queue goes on where it stopped.
+TEST_P(StoreTest, DatabaseOfAnEarlierVersionIsOpenedAndMigrated) {
+  const fs::path data = fs::path(KJ_SOURCE_DIR) / "tests" / "data";
+  if (postgres()) {
+    kj::store::detail::PgConnection(url_).exec_script(file_bytes(data / "store-v4.sql"));
+  } else {
+    fs::copy_file(data / "store-v4.db", path_);
+  }
+  open();
+  EXPECT_EQ(store_->schema_version(), kj::store::latest_schema_version());
+  auto board = store_->get_leaderboard("vectoradd");
+  ASSERT_TRUE(board.has_value());
+  EXPECT_EQ(board->gpu_types, (std::vector<std::string>{"H100", "cpu"}));
+  EXPECT_EQ(board->deadline, Time(std::chrono::seconds(1'900'000'000)));
+  EXPECT_EQ(store_->list_leaderboards(false).size(), 1u);
+  EXPECT_EQ(store_->list_leaderboards(true).size(), 2u);
+  auto alice = store_->user_for_token(postgres() ? kPostgresFixtureToken : kSqliteFixtureToken);
+  ASSERT_TRUE(alice.has_value());
+  EXPECT_EQ(alice->name, "alice");
+  EXPECT_TRUE(alice->is_admin);
+
+  auto ranking = store_->ranking(board->id, "cpu");
+  ASSERT_EQ(ranking.size(), 2u);
+  EXPECT_EQ(ranking[0].user_name, "bob");
+  EXPECT_EQ(ranking[0].score, 1.25e-6);
+  EXPECT_EQ(ranking[1].user_name, "alice");
+  auto judged = store_->get_submission(ranking[1].submission_id);
+  ASSERT_TRUE(judged.has_value());
+  EXPECT_EQ(judged->verdict, "accepted");
+  EXPECT_EQ(store_->get_code(judged->code_sha256), std::string("alice\0code", 10));
+  auto runs = store_->submission_runs(judged->id);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].secret);
+  EXPECT_TRUE(runs[1].secret);
+  EXPECT_EQ(runs[0].result_json, R"({"check":"pass"})");
+  EXPECT_EQ(store_->progress_since(runs[0].job_id, 0).size(), 1u);
+  EXPECT_EQ(store_->count_jobs_by_state()[JobState::queued], 2);
+  EXPECT_EQ(store_->list_workers().size(), 1u);
+
+  // The job given back after a fault comes first, on its second attempt; then the other one.
+  const std::vector<std::string> cpu = {"cpu"};
+  auto retry = store_->claim_next_job("host-b:cpu", cpu, 60s);
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(retry->submission.file_name, "retry.py");
+  EXPECT_EQ(retry->lease.attempt, 2);
+  EXPECT_EQ(retry->code, "retry code");
+  EXPECT_TRUE(store_->complete(retry->lease, accepted_outcome(3e-6, now())));
+  auto queued = store_->claim_next_job("host-b:cpu", cpu, 60s);
+  ASSERT_TRUE(queued.has_value());
+  EXPECT_EQ(queued->submission.file_name, "queued.py");
+  EXPECT_EQ(queued->lease.attempt, 1);
+  // New rows take ids after the old ones.
+  EXPECT_GT(store_->create_user("carol", false).id, alice->id);
+  auto added = submit(alice->id, board->id, "new code", "test", "cpu");
+  EXPECT_GT(added.id, queued->submission.id);
 }
 
 // ---- leaderboards ---------------------------------------------------------------------------

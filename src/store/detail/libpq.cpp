@@ -57,28 +57,9 @@ const Libpq& libpq() {
   Libpq loaded;
   void* lib = library.get();
   try {
-    resolve(lib, "PQconnectdb", loaded.connectdb);
-    resolve(lib, "PQfinish", loaded.finish);
-    resolve(lib, "PQstatus", loaded.status);
-    resolve(lib, "PQerrorMessage", loaded.error_message);
-    resolve(lib, "PQexec", loaded.exec);
-    resolve(lib, "PQexecParams", loaded.exec_params);
-    resolve(lib, "PQprepare", loaded.prepare);
-    resolve(lib, "PQexecPrepared", loaded.exec_prepared);
-    resolve(lib, "PQresultStatus", loaded.result_status);
-    resolve(lib, "PQresultErrorMessage", loaded.result_error_message);
-    resolve(lib, "PQresultErrorField", loaded.result_error_field);
-    resolve(lib, "PQclear", loaded.clear);
-    resolve(lib, "PQntuples", loaded.ntuples);
-    resolve(lib, "PQgetvalue", loaded.getvalue);
-    resolve(lib, "PQgetlength", loaded.getlength);
-    resolve(lib, "PQgetisnull", loaded.getisnull);
-    resolve(lib, "PQcmdTuples", loaded.cmd_tuples);
-    resolve(lib, "PQsocket", loaded.socket);
-    resolve(lib, "PQconsumeInput", loaded.consume_input);
-    resolve(lib, "PQnotifies", loaded.notifies);
-    resolve(lib, "PQfreemem", loaded.freemem);
-    resolve(lib, "PQsetNoticeProcessor", loaded.set_notice_processor);
+#define KJ_LIBPQ_RESOLVE(function, member) resolve(lib, #function, loaded.member);
+    KJ_LIBPQ_FUNCTIONS(KJ_LIBPQ_RESOLVE)
+#undef KJ_LIBPQ_RESOLVE
   } catch (const std::exception& e) {
     failure = e.what();
     library.reset();
@@ -88,34 +69,7 @@ const Libpq& libpq() {
   return functions;
 }
 
-PgParam pg(std::string_view text) { return PgParam{std::string(text), false}; }
-PgParam pg(const char* text) { return PgParam{std::string(text), false}; }
-PgParam pg(std::int64_t value) { return PgParam{std::to_string(value), false}; }
-PgParam pg(int value) { return PgParam{std::to_string(value), false}; }
-PgParam pg(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return PgParam{std::string(buffer, end), false};
-}
-PgParam pg(bool value) { return PgParam{value ? "1" : "0", false}; }
-PgParam pg(const std::optional<std::int64_t>& value) {
-  return value ? pg(*value) : PgParam{std::nullopt, false};
-}
-PgParam pg(const std::optional<double>& value) {
-  return value ? pg(*value) : PgParam{std::nullopt, false};
-}
-PgParam pg_bytes(const void* data, std::size_t size) {
-  return PgParam{std::string(static_cast<const char*>(data), size), true};
-}
 namespace {
-void append_array_element(std::string& literal, std::string_view value) {
-  literal += '"';
-  for (char c : value) {
-    if (c == '"' || c == '\\') literal += '\\';
-    literal += c;
-  }
-  literal += '"';
-}
 // A parameter list as libpq's exec calls take it.
 struct ParamArrays {
   explicit ParamArrays(const std::vector<PgParam>& params)
@@ -131,30 +85,8 @@ struct ParamArrays {
   std::vector<int> lengths;
   std::vector<int> formats;
 };
-}  // namespace
 
-PgParam pg_text_array(const std::vector<std::string>& values) {
-  std::string literal = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) literal += ',';
-    append_array_element(literal, values[i]);
-  }
-  literal += '}';
-  return PgParam{literal, false};
-}
-PgParam pg_array(const std::vector<PgParam>& elements) {
-  std::string literal = "{";
-  for (std::size_t i = 0; i < elements.size(); ++i) {
-    if (elements[i].binary) throw std::invalid_argument("pg_array: binary elements");
-    if (i > 0) literal += ',';
-    if (elements[i].value)
-      append_array_element(literal, *elements[i].value);
-    else
-      literal += "NULL";  // unquoted: SQL NULL (a quoted "NULL" is the text NULL)
-  }
-  literal += '}';
-  return PgParam{literal, false};
-}
+}  // namespace
 
 void PgResult::Clear::operator()(PGresult* result) const {
   if (result != nullptr) libpq().clear(result);
@@ -182,14 +114,6 @@ std::int64_t PgResult::int64(int row, int column) const {
 }
 double PgResult::real(int row, int column) const {
   return std::strtod(text(row, column).c_str(), nullptr);
-}
-std::optional<std::int64_t> PgResult::optional_int64(int row, int column) const {
-  if (is_null(row, column)) return std::nullopt;
-  return int64(row, column);
-}
-std::optional<double> PgResult::optional_real(int row, int column) const {
-  if (is_null(row, column)) return std::nullopt;
-  return real(row, column);
 }
 std::string PgResult::bytes(int row, int column) const {
   const std::string hex = text(row, column);
@@ -237,18 +161,16 @@ PgResult PgConnection::exec(const std::string& sql, const std::vector<PgParam>& 
   return checked(std::move(result));
 }
 
-PgResult PgConnection::exec_prepared(const PgStatement& statement,
-                                     const std::vector<PgParam>& params) {
-  const auto& lib = libpq();
-  if (!prepared_.contains(statement.name)) {
-    // Types are inferred from the SQL, as PQexecParams does without paramTypes.
-    checked(PgResult(lib.prepare(connection_.get(), statement.name, statement.sql, 0, nullptr)));
-    prepared_.emplace(statement.name);
-  }
+void PgConnection::prepare(const std::string& name, const std::string& sql) {
+  // Types are inferred from the SQL, as PQexecParams does without paramTypes.
+  checked(PgResult(libpq().prepare(connection_.get(), name.c_str(), sql.c_str(), 0, nullptr)));
+}
+
+PgResult PgConnection::exec_prepared(const std::string& name, const std::vector<PgParam>& params) {
   const ParamArrays p(params);
   return checked(
-      PgResult(lib.exec_prepared(connection_.get(), statement.name, p.count(), p.values.data(),
-                                 p.lengths.data(), p.formats.data(), 0)));
+      PgResult(libpq().exec_prepared(connection_.get(), name.c_str(), p.count(), p.values.data(),
+                                     p.lengths.data(), p.formats.data(), 0)));
 }
 
 PgResult PgConnection::exec_script(const std::string& sql) {
@@ -270,29 +192,6 @@ PgResult PgConnection::checked(PgResult result) {
   // connection libpq now reports as broken.
   const bool lost = !ok() || sqlstate.starts_with("08") || sqlstate.starts_with("57P");
   throw PgError(message, sqlstate, lost);
-}
-
-PgTransaction::PgTransaction(PgConnection& connection) : connection_(connection) {
-  connection_.exec("BEGIN");
-}
-
-PgTransaction::~PgTransaction() {
-  if (!open_) return;
-  try {
-    if (connection_.ok()) connection_.exec("ROLLBACK");
-  } catch (const std::exception&) {
-    // The connection is gone: the server rolled the transaction back.
-  }
-}
-
-void PgTransaction::commit() {
-  open_ = false;
-  try {
-    connection_.exec("COMMIT");
-  } catch (const PgError& error) {
-    // Whether the commit took effect is unknown: never retried as if nothing happened.
-    throw PgError(std::string("COMMIT: ") + error.what(), error.sqlstate(), false);
-  }
 }
 
 }  // namespace kj::store::detail

@@ -1,0 +1,414 @@
+// SQLite under the SQL store: the driver (a connection with a cache of prepared statements) and
+// the dialect. One connection in WAL mode; writes hold the database's write lock (BEGIN
+// IMMEDIATE), so rows need no locks of their own; wake-ups are a signal shared by the stores of
+// this process on the same file.
+#include <sqlite3.h>
+
+#include <condition_variable>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "store/detail/dialect.h"
+
+namespace kj::store::detail {
+namespace {
+
+// A failed SQLite call, with its extended result code.
+class SqliteError : public SqlError {
+ public:
+  SqliteError(int code, const std::string& message) : SqlError(message), code_(code) {}
+  int code() const { return code_; }
+  bool busy() const { return (code_ & 0xff) == SQLITE_BUSY; }
+  bool unique_violation() const override {
+    return code_ == SQLITE_CONSTRAINT_UNIQUE || code_ == SQLITE_CONSTRAINT_PRIMARYKEY;
+  }
+  bool connection_lost() const override { return false; }
+
+ private:
+  int code_;
+};
+
+// One database file. Statements are prepared once (their $N placeholders read as ?N) and kept.
+class SqliteConnection final : public SqlConnection {
+ public:
+  SqliteConnection(const std::string& path, std::chrono::milliseconds busy_timeout);
+  std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) override;
+  int exec(std::string_view sql, SqlParams params = {}) override;
+  void script(const std::string& sql) override;
+  void begin(Access access) override;
+  void commit() override;
+  void rollback() noexcept override;
+  bool usable() const override { return true; }
+
+ private:
+  struct Close {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  };
+  struct Finalize {
+    void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+  };
+  sqlite3_stmt* prepared(std::string_view sql);
+
+  std::unique_ptr<sqlite3, Close> db_;
+  std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
+};
+
+[[noreturn]] void fail(sqlite3* db, int code, std::string_view what) {
+  std::string message(what);
+  message += ": ";
+  message += db ? sqlite3_errmsg(db) : sqlite3_errstr(code);
+  throw SqliteError(db ? sqlite3_extended_errcode(db) : code, message);
+}
+
+void check(sqlite3* db, int code, std::string_view what) {
+  if (code != SQLITE_OK) fail(db, code, what);
+}
+
+// $N placeholders as SQLite's ?N (the statements hold no '$' elsewhere).
+std::string sqlite_placeholders(std::string_view sql) {
+  std::string out(sql);
+  for (char& c : out) {
+    if (c == '$') c = '?';
+  }
+  return out;
+}
+
+void bind(sqlite3* db, sqlite3_stmt* statement, int index, const SqlParam& param) {
+  struct Binder {
+    sqlite3_stmt* s;
+    int i;
+    int operator()(std::monostate) const { return sqlite3_bind_null(s, i); }
+    int operator()(std::int64_t v) const { return sqlite3_bind_int64(s, i, v); }
+    int operator()(double v) const { return sqlite3_bind_double(s, i, v); }
+    int operator()(std::string_view v) const {
+      return sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    }
+    int operator()(Bytes v) const {
+      return sqlite3_bind_blob64(s, i, v.data.data(), v.data.size(), SQLITE_TRANSIENT);
+    }
+  };
+  check(db, std::visit(Binder{statement, index}, param.value()), "bind");
+}
+
+// Steps a cached statement; resets it and clears its bindings when dropped.
+class SqliteRows final : public SqlRows {
+ public:
+  SqliteRows(sqlite3* db, sqlite3_stmt* statement) : db_(db), statement_(statement) {}
+  ~SqliteRows() override {
+    sqlite3_reset(statement_);
+    sqlite3_clear_bindings(statement_);
+  }
+  SqliteRows(const SqliteRows&) = delete;
+  SqliteRows& operator=(const SqliteRows&) = delete;
+
+  bool next() override {
+    const int code = sqlite3_step(statement_);
+    if (code == SQLITE_ROW) return true;
+    if (code == SQLITE_DONE) return false;
+    fail(db_, code, "step");
+  }
+  bool is_null(int column) const override {
+    return sqlite3_column_type(statement_, column) == SQLITE_NULL;
+  }
+  std::int64_t int64(int column) const override { return sqlite3_column_int64(statement_, column); }
+  double real(int column) const override { return sqlite3_column_double(statement_, column); }
+  std::string text(int column) const override {
+    const auto* data = sqlite3_column_text(statement_, column);
+    if (!data) return {};
+    return std::string(reinterpret_cast<const char*>(data),
+                       static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
+  }
+  void bytes_into(int column, std::string& out) const override {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(statement_, column));
+    if (!data) {
+      out.clear();
+      return;
+    }
+    out.assign(data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* statement_;
+};
+
+SqliteConnection::SqliteConnection(const std::string& path,
+                                   std::chrono::milliseconds busy_timeout) {
+  sqlite3* db = nullptr;
+  const int code = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  db_.reset(db);
+  if (code != SQLITE_OK) fail(db, code, "open " + path);
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
+}
+
+sqlite3_stmt* SqliteConnection::prepared(std::string_view sql) {
+  auto found = statements_.find(std::string(sql));
+  if (found != statements_.end()) return found->second.get();
+  if (sql.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw SqliteError(SQLITE_TOOBIG, "statement too long");
+  }
+  const std::string text = sqlite_placeholders(sql);
+  sqlite3_stmt* statement = nullptr;
+  const int code = sqlite3_prepare_v3(db_.get(), text.data(), static_cast<int>(text.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &statement, nullptr);
+  std::unique_ptr<sqlite3_stmt, Finalize> owned(statement);
+  check(db_.get(), code, "prepare");
+  return statements_.emplace(std::string(sql), std::move(owned)).first->second.get();
+}
+
+std::unique_ptr<SqlRows> SqliteConnection::query(std::string_view sql, SqlParams params) {
+  sqlite3_stmt* statement = prepared(sql);
+  auto rows = std::make_unique<SqliteRows>(db_.get(), statement);
+  int index = 1;
+  for (const auto& param : params) bind(db_.get(), statement, index++, param);
+  return rows;
+}
+
+int SqliteConnection::exec(std::string_view sql, SqlParams params) {
+  {
+    auto rows = query(sql, params);
+    while (rows->next()) {
+    }
+  }
+  return sqlite3_changes(db_.get());
+}
+
+void SqliteConnection::script(const std::string& sql) {
+  char* error = nullptr;
+  const int code = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &error);
+  if (code != SQLITE_OK) {
+    std::string message = error ? error : sqlite3_errstr(code);
+    sqlite3_free(error);
+    throw SqliteError(sqlite3_extended_errcode(db_.get()), message);
+  }
+}
+
+// BEGIN IMMEDIATE takes the write lock up front, so a read-then-write cannot race another
+// connection; a snapshot reads from its first statement on.
+void SqliteConnection::begin(Access access) {
+  script(access == Access::write ? "BEGIN IMMEDIATE" : "BEGIN");
+}
+
+void SqliteConnection::commit() { script("COMMIT"); }
+
+void SqliteConnection::rollback() noexcept {
+  try {
+    script("ROLLBACK");
+  } catch (const SqliteError&) {
+    // SQLite already rolled back (e.g. after an I/O error); nothing is left to undo.
+  }
+}
+
+// Wakes the workers of this process when a job is queued in a SQLite database they share: one
+// signal per database file, a generation counter under a condition variable.
+class QueueSignal {
+ public:
+  void notify() {
+    {
+      std::lock_guard lock(mutex_);
+      ++generation_;
+    }
+    changed_.notify_all();
+  }
+  std::uint64_t generation() {
+    std::lock_guard lock(mutex_);
+    return generation_;
+  }
+  // Waits until the generation differs from `seen` or timeout; updates `seen`. True if it moved.
+  bool wait_past(std::uint64_t& seen, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    const bool moved = changed_.wait_for(lock, timeout, [&] { return generation_ != seen; });
+    seen = generation_;
+    return moved;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::uint64_t generation_ = 0;
+};
+
+// The signal of one database (keyed by its path); lives while a store holds it.
+std::shared_ptr<QueueSignal> queue_signal_for(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<QueueSignal>> signals;
+  std::lock_guard lock(mutex);
+  auto& slot = signals[path];
+  auto signal = slot.lock();
+  if (!signal) {
+    signal = std::make_shared<QueueSignal>();
+    slot = signal;
+  }
+  return signal;
+}
+
+constexpr SchemaSpelling kSqliteSpelling{
+    "INTEGER PRIMARY KEY", "INTEGER",     "REAL", "BLOB", "length",
+    " WITHOUT ROWID",      "json_valid(", ")"};
+
+// Sets a numeric PRAGMA of the connection for this object's lifetime, then restores the old value.
+class ScopedPragma {
+ public:
+  ScopedPragma(SqlConnection& db, std::string name, std::int64_t value)
+      : db_(db), name_(std::move(name)) {
+    old_ = db_.scalar("PRAGMA " + name_);
+    db_.script("PRAGMA " + name_ + " = " + std::to_string(value));
+  }
+  ~ScopedPragma() {
+    if (!old_) return;
+    try {
+      db_.script("PRAGMA " + name_ + " = " + std::to_string(*old_));
+    } catch (const SqlError&) {
+      // Only a cache or map size: the connection stays correct with the larger one.
+    }
+  }
+  ScopedPragma(const ScopedPragma&) = delete;
+  ScopedPragma& operator=(const ScopedPragma&) = delete;
+
+ private:
+  SqlConnection& db_;
+  std::string name_;
+  std::optional<std::int64_t> old_;
+};
+
+std::string journal_mode(SqlConnection& db, std::string_view mode) {
+  auto row = db.query("PRAGMA journal_mode = " + std::string(mode));
+  return row->next() ? row->text(0) : std::string();
+}
+
+// A bulk import of 200,000 submissions writes 1 GB of pages: in WAL mode once into the WAL and
+// again into the database file by the checkpoint after the commit. When no other connection has
+// the store open, the import runs with a rollback journal instead: the pages it adds go straight
+// into the database file (SQLite journals only the pages that existed before the transaction),
+// still one transaction that an error or a crash rolls back. Synchronous mode is FULL meanwhile,
+// as a rollback journal needs for durability. The store is switched back to WAL mode afterwards
+// (and every open switches it too). When another connection has the store open, the switch fails
+// at once (SQLite does not call the busy handler for it) and the import runs in WAL mode.
+class RollbackJournalWhenAlone {
+ public:
+  explicit RollbackJournalWhenAlone(SqlConnection& db) : db_(db) {
+    try {
+      active_ = journal_mode(db_, "DELETE") == "delete";
+    } catch (const SqlError&) {
+      // SQLITE_BUSY: another connection has the store open; it keeps its WAL.
+    }
+    if (!active_) return;
+    try {
+      db_.script("PRAGMA synchronous = FULL");
+    } catch (const SqlError&) {
+      back_to_wal();
+      throw;
+    }
+  }
+  ~RollbackJournalWhenAlone() {
+    if (active_) back_to_wal();
+  }
+  RollbackJournalWhenAlone(const RollbackJournalWhenAlone&) = delete;
+  RollbackJournalWhenAlone& operator=(const RollbackJournalWhenAlone&) = delete;
+
+ private:
+  void back_to_wal() noexcept {
+    try {
+      db_.script("PRAGMA synchronous = NORMAL");
+      journal_mode(db_, "WAL");
+    } catch (const SqlError&) {
+      // Still a rollback journal: correct, and the next open of the store switches it to WAL.
+    }
+  }
+
+  SqlConnection& db_;
+  bool active_ = false;
+};
+
+// The settings of a bulk import: a page cache large enough for the indexes its transaction keeps
+// touching (the default 2 MiB spills them to the WAL and reads them back on every row), and a
+// rollback journal when alone. No memory map: in WAL mode SQLite looks each page read through
+// the map up in the WAL index first, a lookup that grows with the WAL the transaction writes.
+struct BulkWrite {
+  explicit BulkWrite(SqlConnection& db) : cache(db, "cache_size", -256 * 1024), journal(db) {}
+  ScopedPragma cache;  // 256 MiB (a negative cache_size counts KiB)
+  RollbackJournalWhenAlone journal;
+};
+
+class SqliteDialect final : public Dialect {
+ public:
+  SqliteDialect(const std::string& path, const StoreOptions& options)
+      : path_(path), db_(path, options.busy_timeout), signal_(queue_signal_for(path)) {
+    db_.script("PRAGMA foreign_keys = ON");
+    switch_to_wal(options.busy_timeout);
+    // In WAL mode NORMAL loses no committed transaction on a process crash, only on power loss.
+    db_.script("PRAGMA synchronous = NORMAL");
+  }
+
+  const std::string& name() const override { return path_; }
+  SqlConnection& connection() override { return db_; }
+  const SchemaSpelling& spelling() const override { return kSqliteSpelling; }
+  // BEGIN IMMEDIATE already holds the write lock.
+  void lock_for_migration(SqlConnection&) override {}
+  std::string_view lock_rows() const override { return ""; }
+  std::string_view lock_rows_skip_locked() const override { return ""; }
+  bool shared_by_servers() const override { return false; }
+
+  void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
+  void committed() override {
+    if (std::exchange(queued_, false)) signal_->notify();
+  }
+  bool wait_for_jobs(std::span<const std::string>, std::chrono::milliseconds timeout) override {
+    if (!waited_) {
+      waited_ = true;
+      seen_generation_ = signal_->generation();
+      return true;
+    }
+    return signal_->wait_past(seen_generation_, timeout);
+  }
+
+  // Reads of a bulk export through a memory map of up to 4 GiB of the database file (SQLite
+  // caps it at its compile-time limit): one pread per 4 KiB page costs more than the copy.
+  std::shared_ptr<void> bulk_read(SqlConnection& db) override {
+    return std::make_shared<ScopedPragma>(db, "mmap_size", std::int64_t{1} << 32);
+  }
+  std::shared_ptr<void> bulk_write(SqlConnection& db) override {
+    return std::make_shared<BulkWrite>(db);
+  }
+
+ private:
+  // While an import holds the store with a rollback journal (RollbackJournalWhenAlone), SQLite
+  // refuses the switch back to WAL at once (SQLITE_BUSY, without calling the busy handler): wait
+  // for the import here as for any other writer, up to the busy timeout.
+  void switch_to_wal(std::chrono::milliseconds busy_timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + busy_timeout;
+    while (true) {
+      try {
+        const std::string mode = journal_mode(db_, "WAL");
+        if (mode != "wal" && path_ != ":memory:") {
+          throw StoreError("open", "cannot switch " + path_ + " to WAL mode (got " + mode + ")");
+        }
+        return;
+      } catch (const SqliteError& error) {
+        if (!error.busy() || std::chrono::steady_clock::now() >= deadline) throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::string path_;
+  SqliteConnection db_;
+  std::shared_ptr<QueueSignal> signal_;
+  bool queued_ = false;  // a job was queued by the operation running
+  bool waited_ = false;
+  std::uint64_t seen_generation_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> sqlite_dialect(const std::string& path, const StoreOptions& options) {
+  return std::make_unique<SqliteDialect>(path, options);
+}
+
+}  // namespace kj::store::detail
