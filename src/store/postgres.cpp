@@ -1,21 +1,158 @@
-// PostgreSQL under the SQL store: the driver over libpq and the dialect. One connection (connected
-// again with backoff when the server went away); the queue claims and completes in one statement
-// each, rows locked with FOR UPDATE (SKIP LOCKED where another transaction's rows may be passed
-// over); waiting workers are woken with LISTEN/NOTIFY on a second connection.
+// PostgreSQL under the SQL store: the driver over libpq and the dialect. One connection
+// (connected again with backoff when the server went away); the queue claims and completes in one
+// statement each, rows locked with FOR UPDATE (SKIP LOCKED where another transaction's rows may
+// be passed over); waiting workers are woken with LISTEN/NOTIFY on a second connection.
+//
+// libpq is loaded with dlopen the first time a postgres:// URL is opened, so `kj` starts on hosts
+// without it (GPU hosts that only use SQLite). Only the declarations come from libpq-fe.h.
+#include <dlfcn.h>
+#include <libpq-fe.h>
 #include <poll.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 
 #include "store/detail/dialect.h"
-#include "store/detail/libpq.h"
 
 namespace kj::store::detail {
 namespace {
+
+// The libpq functions the store calls, resolved once per process: (libpq name, member).
+#define KJ_LIBPQ_FUNCTIONS(X)                                                                 \
+  X(PQconnectdb, connectdb)                                                                   \
+  X(PQfinish, finish)                                                                         \
+  X(PQstatus, status)                                                                         \
+  X(PQerrorMessage, error_message)                                                            \
+  X(PQexec, exec)                                                                             \
+  X(PQprepare, prepare)                                                                       \
+  X(PQexecPrepared, exec_prepared)                                                            \
+  X(PQresultStatus, result_status) X(PQresultErrorMessage, result_error_message)              \
+      X(PQresultErrorField, result_error_field) X(PQclear, clear) X(PQntuples, ntuples)       \
+          X(PQgetvalue, getvalue) X(PQgetlength, getlength) X(PQgetisnull, getisnull)         \
+              X(PQcmdTuples, cmd_tuples) X(PQsocket, socket) X(PQconsumeInput, consume_input) \
+                  X(PQnotifies, notifies) X(PQfreemem, freemem)                               \
+                      X(PQsetNoticeProcessor, set_notice_processor)
+struct Libpq {
+#define KJ_LIBPQ_MEMBER(function, member) decltype(&function) member = nullptr;
+  KJ_LIBPQ_FUNCTIONS(KJ_LIBPQ_MEMBER)
+#undef KJ_LIBPQ_MEMBER
+};
+
+// Loads libpq.so.5 (or $KJ_LIBPQ) once; throws std::runtime_error saying what to install.
+const Libpq& libpq() {
+  static std::mutex mutex;
+  static Libpq functions;
+  static std::string failure;
+  std::lock_guard lock(mutex);
+  if (functions.connectdb != nullptr) return functions;
+  if (!failure.empty()) throw std::runtime_error(failure);
+  const char* override_path = std::getenv("KJ_LIBPQ");
+  const std::string name =
+      override_path != nullptr && *override_path ? override_path : "libpq.so.5";
+  // Kept loaded for the life of the process.
+  void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    failure = "PostgreSQL needs libpq (" + name + " did not load" +
+              (why != nullptr ? std::string(": ") + why : std::string()) +
+              "); install it with `apt-get install libpq5`";
+    throw std::runtime_error(failure);
+  }
+  Libpq loaded;
+#define KJ_LIBPQ_RESOLVE(function, member)                                          \
+  loaded.member = reinterpret_cast<decltype(&function)>(dlsym(library, #function)); \
+  if (loaded.member == nullptr) failure = "the loaded libpq lacks " #function;
+  KJ_LIBPQ_FUNCTIONS(KJ_LIBPQ_RESOLVE)
+#undef KJ_LIBPQ_RESOLVE
+  if (!failure.empty()) {
+    dlclose(library);
+    throw std::runtime_error(failure);
+  }
+  functions = loaded;
+  return functions;
+}
+
+class PgError : public SqlError {
+ public:
+  PgError(const std::string& message, std::string sqlstate, bool connection_lost)
+      : SqlError(message), sqlstate_(std::move(sqlstate)), connection_lost_(connection_lost) {}
+  const std::string& sqlstate() const { return sqlstate_; }
+  bool unique_violation() const override { return sqlstate_ == "23505"; }
+  bool connection_lost() const override { return connection_lost_; }
+
+ private:
+  std::string sqlstate_;
+  bool connection_lost_;
+};
+
+std::string trimmed(std::string message) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return message;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  throw std::runtime_error("bad hex digit in a bytea value");
+}
+
+struct ClearResult {
+  void operator()(PGresult* result) const { libpq().clear(result); }
+};
+using Result = std::unique_ptr<PGresult, ClearResult>;
+
+// A result's rows, read forward. Values come as text; booleans as t/f, bytea as hex.
+class PgRows final : public SqlRows {
+ public:
+  explicit PgRows(Result result) : result_(std::move(result)) {}
+  bool next() override { return ++row_ < libpq().ntuples(result_.get()); }
+  bool is_null(int column) const override {
+    return libpq().getisnull(result_.get(), row_, column) != 0;
+  }
+  std::int64_t int64(int column) const override {
+    const std::string value = text(column);
+    std::int64_t out = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+    if (ec != std::errc()) throw std::runtime_error("not an integer: " + value);
+    return out;
+  }
+  double real(int column) const override { return std::strtod(text(column).c_str(), nullptr); }
+  std::string text(int column) const override {
+    const auto& lib = libpq();
+    return std::string(lib.getvalue(result_.get(), row_, column),
+                       static_cast<std::size_t>(lib.getlength(result_.get(), row_, column)));
+  }
+  void bytes_into(int column, std::string& out) const override {
+    const std::string hex = text(column);
+    if (hex.size() < 2 || hex[0] != '\\' || hex[1] != 'x' || hex.size() % 2 != 0) {
+      throw std::runtime_error("unexpected bytea encoding");
+    }
+    out.clear();
+    out.reserve((hex.size() - 2) / 2);
+    for (std::size_t i = 2; i < hex.size(); i += 2) {
+      out += static_cast<char>(hex_value(hex[i]) * 16 + hex_value(hex[i + 1]));
+    }
+  }
+
+ private:
+  Result result_;
+  int row_ = -1;
+};
+
+// Server notices (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
+void ignore_notice(void*, const char*) {}
+
+// A parameter as text (bytes as binary); the server infers its type from the statement.
+struct PgParam {
+  std::optional<std::string> value;
+  bool binary = false;
+};
 
 PgParam to_pg(const SqlParam& param) {
   struct Text {
@@ -32,24 +169,93 @@ PgParam to_pg(const SqlParam& param) {
   return std::visit(Text{}, param.value());
 }
 
-// A result's rows, read forward.
-class PgRows final : public SqlRows {
+// One server connection. Every statement with parameters is prepared on first use and executed
+// by name after that: parsed and planned once per connection.
+class PostgresConnection final : public SqlConnection {
  public:
-  explicit PgRows(PgResult result) : result_(std::move(result)) {}
-  bool next() override { return ++row_ < result_.rows(); }
-  bool is_null(int column) const override { return result_.is_null(row_, column); }
-  std::int64_t int64(int column) const override { return result_.int64(row_, column); }
-  double real(int column) const override { return result_.real(row_, column); }
-  std::string text(int column) const override { return result_.text(row_, column); }
-  void bytes_into(int column, std::string& out) const override {
-    out = result_.bytes(row_, column);
+  explicit PostgresConnection(const std::string& url) {
+    const auto& lib = libpq();
+    connection_.reset(lib.connectdb(url.c_str()));
+    if (!connection_) throw PgError("out of memory connecting to PostgreSQL", "", true);
+    if (lib.status(connection_.get()) != CONNECTION_OK) {
+      throw PgError(
+          "cannot connect to PostgreSQL: " + trimmed(lib.error_message(connection_.get())), "",
+          true);
+    }
+    lib.set_notice_processor(connection_.get(), ignore_notice, nullptr);
   }
+  PGconn* get() const { return connection_.get(); }
+
+  std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) override {
+    return std::make_unique<PgRows>(run(sql, params));
+  }
+  int exec(std::string_view sql, SqlParams params = {}) override {
+    const char* count = libpq().cmd_tuples(run(sql, params).get());
+    return count != nullptr && *count ? std::atoi(count) : 0;
+  }
+  void script(const std::string& sql) override {
+    checked(libpq().exec(connection_.get(), sql.c_str()));
+  }
+  std::string begin_statement(Access access) const override {
+    return access == Access::write ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+  }
+  void commit() override {
+    try {
+      script("COMMIT");
+    } catch (const PgError& error) {
+      // Whether the commit took effect is unknown: never retried as if nothing happened.
+      throw PgError(std::string("COMMIT: ") + error.what(), error.sqlstate(), false);
+    }
+  }
+  bool usable() const override { return libpq().status(connection_.get()) == CONNECTION_OK; }
 
  private:
-  PgResult result_;
-  int row_ = -1;
+  Result run(std::string_view sql, SqlParams params) {
+    const auto& lib = libpq();
+    auto name = statement_names_.find(std::string(sql));
+    if (name == statement_names_.end()) {
+      std::string fresh = "kj_" + std::to_string(statement_names_.size());
+      checked(lib.prepare(connection_.get(), fresh.c_str(), std::string(sql).c_str(), 0, nullptr));
+      name = statement_names_.emplace(std::string(sql), std::move(fresh)).first;
+    }
+    std::vector<PgParam> values;
+    std::vector<const char*> data;
+    std::vector<int> lengths, formats;
+    for (const auto& param : params) values.push_back(to_pg(param));
+    for (const auto& value : values) {
+      data.push_back(value.value ? value.value->data() : nullptr);
+      lengths.push_back(value.value ? static_cast<int>(value.value->size()) : 0);
+      formats.push_back(value.binary ? 1 : 0);
+    }
+    return checked(lib.exec_prepared(connection_.get(), name->second.c_str(),
+                                     static_cast<int>(values.size()), data.data(), lengths.data(),
+                                     formats.data(), 0));
+  }
+
+  // Throws PgError unless the command succeeded.
+  Result checked(PGresult* raw) {
+    const auto& lib = libpq();
+    Result result(raw);
+    const ExecStatusType status = raw != nullptr ? lib.result_status(raw) : PGRES_FATAL_ERROR;
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+    const std::string message = trimmed(raw != nullptr ? lib.result_error_message(raw)
+                                                       : lib.error_message(connection_.get()));
+    const char* state = raw != nullptr ? lib.result_error_field(raw, PG_DIAG_SQLSTATE) : nullptr;
+    const std::string sqlstate = state != nullptr ? state : "";
+    // Class 08 (connection exception), 57P01-57P03 (server shutting down or not ready), or a
+    // connection libpq now reports as broken.
+    const bool lost = !usable() || sqlstate.starts_with("08") || sqlstate.starts_with("57P");
+    throw PgError(message, sqlstate, lost);
+  }
+
+  struct Finish {
+    void operator()(PGconn* connection) const { libpq().finish(connection); }
+  };
+  std::unique_ptr<PGconn, Finish> connection_;
+  std::unordered_map<std::string, std::string> statement_names_;  // by SQL text
 };
 
+// An array literal for `unnest($n::text[])` and the like; nullopt elements are NULL.
 std::string pg_array(const std::vector<std::optional<std::string>>& elements) {
   std::string literal = "{";
   for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -67,69 +273,6 @@ std::string pg_array(const std::vector<std::optional<std::string>>& elements) {
   }
   literal += '}';
   return literal;
-}
-
-// The SQL driver over a PgConnection: every statement is prepared on first use and executed by
-// name after that; parameters go as text (bytes as binary) and the server infers their types.
-class PostgresConnection final : public SqlConnection {
- public:
-  explicit PostgresConnection(const std::string& url) : connection_(url) {}
-  PgConnection& pg() { return connection_; }
-  std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) override;
-  int exec(std::string_view sql, SqlParams params = {}) override;
-  void script(const std::string& sql) override { connection_.exec_script(sql); }
-  void begin(Access access) override;
-  void commit() override;
-  void rollback() noexcept override;
-  bool usable() const override { return connection_.ok(); }
-
- private:
-  PgResult run(std::string_view sql, SqlParams params);
-  PgConnection connection_;
-  std::unordered_map<std::string, std::string> statement_names_;  // by SQL text
-};
-
-PgResult PostgresConnection::run(std::string_view sql, SqlParams params) {
-  auto name = statement_names_.find(std::string(sql));
-  if (name == statement_names_.end()) {
-    std::string fresh = "kj_" + std::to_string(statement_names_.size());
-    connection_.prepare(fresh, std::string(sql));
-    name = statement_names_.emplace(std::string(sql), std::move(fresh)).first;
-  }
-  std::vector<PgParam> values;
-  values.reserve(params.size());
-  for (const auto& param : params) values.push_back(to_pg(param));
-  return connection_.exec_prepared(name->second, values);
-}
-
-std::unique_ptr<SqlRows> PostgresConnection::query(std::string_view sql, SqlParams params) {
-  return std::make_unique<PgRows>(run(sql, params));
-}
-
-int PostgresConnection::exec(std::string_view sql, SqlParams params) {
-  return run(sql, params).affected();
-}
-
-void PostgresConnection::begin(Access access) {
-  connection_.exec(access == Access::write ? "BEGIN"
-                                           : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-}
-
-void PostgresConnection::commit() {
-  try {
-    connection_.exec("COMMIT");
-  } catch (const PgError& error) {
-    // Whether the commit took effect is unknown: never retried as if nothing happened.
-    throw PgError(std::string("COMMIT: ") + error.what(), error.sqlstate(), false);
-  }
-}
-
-void PostgresConnection::rollback() noexcept {
-  try {
-    if (connection_.ok()) connection_.exec("ROLLBACK");
-  } catch (const std::exception&) {
-    // The connection is gone: the server rolled the transaction back.
-  }
 }
 
 constexpr SchemaSpelling kPostgresSpelling{"BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
@@ -201,26 +344,14 @@ idle AS (
   FROM held WHERE w.current_job_id = held.id)
 SELECT submission_id FROM held)sql";
 
-std::string text_of(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, end);
-}
-
 // kComplete's $7-$16: the runs' columns as array literals, in run order.
 std::vector<std::string> run_columns(const std::vector<NewRun>& runs) {
   std::vector<std::vector<std::optional<std::string>>> columns(10);
   for (const auto& run : runs) {
-    columns[0].emplace_back(run.mode);
-    columns[1].emplace_back(run.runner);
-    columns[2].emplace_back(run.compilation_json);
-    columns[3].emplace_back(run.result_json);
-    columns[4].emplace_back(run.system_json);
-    columns[5].emplace_back(run.secret ? "1" : "0");
-    columns[6].push_back(run.score ? std::optional(text_of(*run.score)) : std::nullopt);
-    columns[7].emplace_back(run.passed ? "1" : "0");
-    columns[8].emplace_back(std::to_string(run.start_time.time_since_epoch().count()));
-    columns[9].emplace_back(std::to_string(run.end_time.time_since_epoch().count()));
+    const SqlParam values[] = {
+        run.mode,   run.runner, run.compilation_json, run.result_json, run.system_json,
+        run.secret, run.score,  run.passed,           run.start_time,  run.end_time};
+    for (std::size_t i = 0; i < columns.size(); ++i) columns[i].push_back(to_pg(values[i]).value);
   }
   std::vector<std::string> literals;
   for (const auto& column : columns) literals.push_back(pg_array(column));
@@ -304,12 +435,11 @@ class PostgresDialect final : public Dialect {
   void job_queued(SqlConnection& db, std::string_view gpu_type) override {
     db.exec("SELECT pg_notify($1, $2)", {kJobsChannel, gpu_type});
   }
-  void committed() override {}
 
   bool wait_for_jobs(std::span<const std::string> gpu_types,
                      std::chrono::milliseconds timeout) override {
     std::lock_guard lock(listen_mutex_);
-    if (!listener_ || !listener_->ok()) {
+    if (!listener_ || !listener_->usable()) {
       // (Re)subscribe, then report that jobs may be waiting: any NOTIFY sent while no
       // connection listened is lost.
       subscribe(timeout);
@@ -329,7 +459,7 @@ class PostgresDialect final : public Dialect {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
-      pollfd fd{listener_->socket(), POLLIN, 0};
+      pollfd fd{lib.socket(listener_->get()), POLLIN, 0};
       const int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
       if ((ready < 0 && errno != EINTR) ||
           (ready > 0 && lib.consume_input(listener_->get()) == 0)) {
@@ -339,15 +469,12 @@ class PostgresDialect final : public Dialect {
     }
   }
 
-  std::shared_ptr<void> bulk_read(SqlConnection&) override { return nullptr; }
-  std::shared_ptr<void> bulk_write(SqlConnection&) override { return nullptr; }
-
  private:
   void subscribe(std::chrono::milliseconds timeout) {
     listener_.reset();
     try {
       listener_.emplace(url_);
-      listener_->exec(std::string("LISTEN ") + kJobsChannel);
+      listener_->script(std::string("LISTEN ") + kJobsChannel);
     } catch (const std::exception&) {
       listener_.reset();
       std::this_thread::sleep_for(
@@ -360,10 +487,14 @@ class PostgresDialect final : public Dialect {
   std::chrono::milliseconds patience_;
   std::unique_ptr<PostgresConnection> db_;
   std::mutex listen_mutex_;
-  std::optional<PgConnection> listener_;
+  std::optional<PostgresConnection> listener_;
 };
 
 }  // namespace
+
+std::unique_ptr<SqlConnection> postgres_connection(const std::string& url) {
+  return std::make_unique<PostgresConnection>(url);
+}
 
 std::unique_ptr<Dialect> postgres_dialect(const std::string& url, const StoreOptions& options) {
   return std::make_unique<PostgresDialect>(url, options);

@@ -1,22 +1,63 @@
 // The store over either database: every operation one transaction, each query written once
 // against the SQL driver (detail/sql.h); what differs between SQLite and PostgreSQL is the
 // dialect's (detail/dialect.h).
-#include "store/detail/sql_store.h"
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
 
-#include "store/detail/crypto.h"
 #include "store/detail/dialect.h"
 
 namespace kj::store::detail {
 namespace {
+
+// SHA-256 and random bytes from OpenSSL's libcrypto (EVP and RAND_bytes: a CSPRNG).
+using Sha256 = std::array<unsigned char, 32>;
+
+Sha256 sha256(std::string_view data) {
+  Sha256 digest{};
+  unsigned int size = 0;
+  if (EVP_Digest(data.data(), data.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1 ||
+      size != digest.size()) {
+    throw std::runtime_error("SHA-256 failed");
+  }
+  return digest;
+}
+
+std::string to_hex(const unsigned char* data, std::size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    hex += kDigits[data[i] >> 4];
+    hex += kDigits[data[i] & 0xf];
+  }
+  return hex;
+}
+
+std::vector<unsigned char> random_bytes(std::size_t count) {
+  std::vector<unsigned char> bytes(count);
+  if (count > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      RAND_bytes(bytes.data(), static_cast<int>(count)) != 1) {
+    throw std::runtime_error("the random number generator failed");
+  }
+  return bytes;
+}
+
+bool equal_digests(const Sha256& a, const unsigned char* b, std::size_t b_size) {
+  return b_size == a.size() && CRYPTO_memcmp(a.data(), b, a.size()) == 0;
+}
+
+std::string to_hex(const Sha256& digest) { return to_hex(digest.data(), digest.size()); }
 
 std::string quoted(std::string_view name) { return "'" + std::string(name) + "'"; }
 
@@ -31,44 +72,40 @@ User read_user(const SqlRows& row) {
 }
 
 // The submissions of an import, read from `next` (and their code hashed) on a second thread a
-// batch ahead of the inserts: reading them from the files runs beside the database work instead
-// of between its statements. The batches' buffers are reused.
+// batch ahead of the inserts, so that reading them from the files runs beside the database work.
 class ImportPrefetch {
  public:
-  struct Slot {
-    ImportedSubmission submission;
-    std::string code_sha256;  // hex
-  };
+  using Slot = std::pair<ImportedSubmission, std::string>;  // with the code's SHA-256 (hex)
 
   explicit ImportPrefetch(const std::function<bool(ImportedSubmission&)>& next) : next_(next) {
-    filling_ = std::async(std::launch::async, [this] { return fill(batches_[1]); });
+    fill_next();
   }
   // The next batch (empty after the last); rethrows what `next` threw.
-  std::span<Slot> acquire() {
+  std::span<const Slot> acquire() {
     if (!filling_.valid()) return {};
     const std::size_t count = filling_.get();
     std::swap(batches_[0], batches_[1]);
-    if (count == kBatch) {
-      filling_ = std::async(std::launch::async, [this] { return fill(batches_[1]); });
-    }
+    if (count == kBatch) fill_next();
     return std::span(batches_[0]).first(count);
   }
 
  private:
   static constexpr std::size_t kBatch = 32;
-
-  std::size_t fill(std::vector<Slot>& batch) {
-    batch.resize(kBatch);
-    std::size_t count = 0;
-    for (; count < kBatch && next_(batch[count].submission); ++count) {
-      batch[count].code_sha256 = to_hex(sha256(batch[count].submission.code));
-    }
-    return count;
+  void fill_next() {
+    filling_ = std::async(std::launch::async, [this] {
+      auto& batch = batches_[1];
+      batch.resize(kBatch);
+      std::size_t count = 0;
+      for (; count < kBatch && next_(batch[count].first); ++count) {
+        batch[count].second = to_hex(sha256(batch[count].first.code));
+      }
+      return count;
+    });
   }
 
   const std::function<bool(ImportedSubmission&)>& next_;
-  std::array<std::vector<Slot>, 2> batches_;
-  std::future<std::size_t> filling_;  // last: waited for before the batches go
+  std::array<std::vector<Slot>, 2> batches_;  // the one read from, the one filled
+  std::future<std::size_t> filling_;          // last: waited for before the batches go
 };
 
 class SqlStore final : public Store {
@@ -166,10 +203,8 @@ class SqlStore final : public Store {
 
   std::optional<User> get_user(std::string_view name) override {
     return guarded("get_user", [&]() -> std::optional<User> {
-      auto row =
-          db().query("SELECT id, name, is_admin, created_at FROM users WHERE name = $1", {name});
-      if (!row->next()) return std::nullopt;
-      return read_user(*row);
+      return db().first("SELECT id, name, is_admin, created_at FROM users WHERE name = $1", {name},
+                        read_user);
     });
   }
 
@@ -222,9 +257,8 @@ class SqlStore final : public Store {
 
   std::optional<std::string> get_code(std::string_view sha256_hex) override {
     return guarded("get_code", [&]() -> std::optional<std::string> {
-      auto row = db().query("SELECT code FROM code_files WHERE sha256 = $1", {sha256_hex});
-      if (!row->next()) return std::nullopt;
-      return row->bytes(0);
+      return db().first("SELECT code FROM code_files WHERE sha256 = $1", {sha256_hex},
+                        [](const SqlRows& row) { return row.bytes(0); });
     });
   }
 
@@ -412,8 +446,8 @@ class SqlStore final : public Store {
           "NULL, drain = 0, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at",
           {worker.name, worker.host, worker.device, worker.gpu_type, worker.gpu_count,
            options_.now()});
-      release_running("lease_owner = $1", worker.name,
-                      "the worker restarted while the job was running");
+      return release_running("lease_owner = $1", worker.name,
+                             "the worker restarted while the job was running");
     });
   }
 
@@ -613,7 +647,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
       ImportPrefetch prefetch(next);
       for (auto batch = prefetch.acquire(); !batch.empty(); batch = prefetch.acquire()) {
         for (const auto& slot : batch) {
-          added += import_one(slot.submission, slot.code_sha256, now, users, checked_leaderboard);
+          added += import_one(slot.first, slot.second, now, users, checked_leaderboard);
         }
       }
       transaction.commit();
@@ -665,26 +699,27 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   // failure is a StoreError.
   template <typename Body>
   auto guarded(const char* operation, Body&& body) -> decltype(body()) {
-    std::lock_guard lock(mutex_);
-    for (int attempt = 0;; ++attempt) {
-      try {
-        db_ = &dialect_->connection();
-        if constexpr (std::is_void_v<decltype(body())>) {
-          body();
-          dialect_->committed();
-          return;
-        } else {
+    if constexpr (std::is_void_v<decltype(body())>) {
+      guarded(operation, [&] {
+        body();
+        return true;
+      });
+    } else {
+      std::lock_guard lock(mutex_);
+      for (int attempt = 0;; ++attempt) {
+        try {
+          db_ = &dialect_->connection();
           auto result = body();
           dialect_->committed();
           return result;
+        } catch (const StoreError&) {
+          throw;
+        } catch (const SqlError& error) {
+          if (error.connection_lost() && attempt == 0) continue;
+          throw StoreError(operation, error.what());
+        } catch (const std::exception& error) {
+          throw StoreError(operation, error.what());
         }
-      } catch (const StoreError&) {
-        throw;
-      } catch (const SqlError& error) {
-        if (error.connection_lost() && attempt == 0) continue;
-        throw StoreError(operation, error.what());
-      } catch (const std::exception& error) {
-        throw StoreError(operation, error.what());
       }
     }
   }
@@ -692,16 +727,11 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   // guarded(), the body in one read-write transaction that commits when the body returns.
   template <typename Body>
   auto in_transaction(const char* operation, Body&& body) -> decltype(body()) {
-    return guarded(operation, [&]() -> decltype(body()) {
+    return guarded(operation, [&] {
       SqlTransaction transaction(db());
-      if constexpr (std::is_void_v<decltype(body())>) {
-        body();
-        transaction.commit();
-      } else {
-        auto result = body();
-        transaction.commit();
-        return result;
-      }
+      auto result = body();
+      transaction.commit();
+      return result;
     });
   }
 
@@ -753,42 +783,33 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
 
   template <typename Key>
   std::optional<Leaderboard> leaderboard_where(std::string_view where, const Key& key) {
-    std::optional<Leaderboard> leaderboard;
-    {
-      auto row = db().query(sql({"SELECT id, name, problem_dir, task_yaml, description, deadline, "
-                                 "visibility, created_at, synced_at FROM leaderboards WHERE ",
-                                 where}),
-                            {key});
-      if (!row->next()) return std::nullopt;
-      leaderboard.emplace();
-      leaderboard->id = row->int64(0);
-      leaderboard->name = row->text(1);
-      leaderboard->problem_dir = row->text(2);
-      leaderboard->task_yaml = row->text(3);
-      leaderboard->description = row->text(4);
-      leaderboard->deadline = row->optional_time(5);
-      leaderboard->visibility = visibility_from_string(row->text(6)).value_or(Visibility::hidden);
-      leaderboard->created_at = row->time(7);
-      leaderboard->synced_at = row->time(8);
-    }
-    auto gpus = db().query("SELECT gpu_type FROM leaderboard_gpu_types WHERE leaderboard_id = $1",
-                           {leaderboard->id});
-    while (gpus->next()) leaderboard->gpu_types.push_back(gpus->text(0));
+    auto leaderboard = db().first(
+        sql({"SELECT id, name, problem_dir, task_yaml, description, deadline, visibility, "
+             "created_at, synced_at FROM leaderboards WHERE ",
+             where}),
+        {key}, [](const SqlRows& row) {
+          return Leaderboard{
+              row.int64(0), row.text(1),
+              row.text(2),  row.text(3),
+              row.text(4),  row.optional_time(5),
+              {},           visibility_from_string(row.text(6)).value_or(Visibility::hidden),
+              row.time(7),  row.time(8)};
+        });
+    if (!leaderboard) return std::nullopt;
+    leaderboard->gpu_types =
+        db().all("SELECT gpu_type FROM leaderboard_gpu_types WHERE leaderboard_id = $1",
+                 {leaderboard->id}, [](const SqlRows& row) { return row.text(0); });
     std::sort(leaderboard->gpu_types.begin(), leaderboard->gpu_types.end());
     return leaderboard;
   }
 
   std::optional<Submission> submission_by_id(Id id) {
-    auto row =
-        db().query(sql({"SELECT ", kSubmissionFields, kSubmissionJoins, "WHERE s.id = $1"}), {id});
-    if (!row->next()) return std::nullopt;
-    return read_submission(*row);
+    return db().first(sql({"SELECT ", kSubmissionFields, kSubmissionJoins, "WHERE s.id = $1"}),
+                      {id}, [](const SqlRows& row) { return read_submission(row); });
   }
 
   std::optional<Job> job_by_id(Id id) {
-    auto row = db().query(sql({"SELECT ", kJobFields, " FROM jobs WHERE id = $1"}), {id});
-    if (!row->next()) return std::nullopt;
-    return read_job(*row);
+    return db().first(sql({"SELECT ", kJobFields, " FROM jobs WHERE id = $1"}), {id}, read_job);
   }
 
   void require_user(const char* operation, Id user_id) {
@@ -885,15 +906,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     db().exec(
         "UPDATE workers SET state = 'busy', current_job_id = $2, heartbeat_at = $3 WHERE name = $1",
         {request.worker_id, *oldest, request.now});
-    std::optional<ClaimedJob> claimed;
-    {
-      auto row = db().query(sql({"SELECT j.*, ", kSubmissionFields, ", ", kClaimedExtraFields,
-                                 kSubmissionJoins, "JOIN (SELECT ", kJobFields,
-                                 " FROM jobs WHERE id = $1) j ON j.submission_id = s.id"}),
-                            {*oldest});
-      row->next();
-      claimed = read_claimed(*row, request.worker_id);
-    }
+    auto claimed = db().first(
+        sql({"SELECT j.*, ", kSubmissionFields, ", ", kClaimedExtraFields, kSubmissionJoins,
+             "JOIN (SELECT ", kJobFields, " FROM jobs WHERE id = $1) j ON j.submission_id = s.id"}),
+        {*oldest}, [&](const SqlRows& row) { return read_claimed(row, request.worker_id); });
     transaction.commit();
     return claimed;
   }
@@ -929,18 +945,13 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
           {submission_id});
       return;
     }
-    std::string gpu_type;
-    {
-      auto row = db().query(
-          "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
-          "$2, updated_at = $3 WHERE id = $1 RETURNING gpu_type",
-          {job_id, error, now});
-      if (row->next()) gpu_type = row->text(0);
-      while (row->next()) {
-      }
-    }
+    const auto gpu_type = db().first(
+        "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
+        "$2, "
+        "updated_at = $3 WHERE id = $1 RETURNING gpu_type",
+        {job_id, error, now}, [](const SqlRows& row) { return row.text(0); });
     db().exec("UPDATE submissions SET status = 'queued' WHERE id = $1", {submission_id});
-    dialect_->job_queued(db(), gpu_type);
+    dialect_->job_queued(db(), gpu_type.value_or(""));
   }
 
   // A worker's job ended: idle again (drained when a drain was requested), or `lost` when the

@@ -5,7 +5,6 @@
 #include <sqlite3.h>
 
 #include <condition_variable>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -21,7 +20,6 @@ namespace {
 class SqliteError : public SqlError {
  public:
   SqliteError(int code, const std::string& message) : SqlError(message), code_(code) {}
-  int code() const { return code_; }
   bool busy() const { return (code_ & 0xff) == SQLITE_BUSY; }
   bool unique_violation() const override {
     return code_ == SQLITE_CONSTRAINT_UNIQUE || code_ == SQLITE_CONSTRAINT_PRIMARYKEY;
@@ -30,31 +28,6 @@ class SqliteError : public SqlError {
 
  private:
   int code_;
-};
-
-// One database file. Statements are prepared once (their $N placeholders read as ?N) and kept.
-class SqliteConnection final : public SqlConnection {
- public:
-  SqliteConnection(const std::string& path, std::chrono::milliseconds busy_timeout);
-  std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) override;
-  int exec(std::string_view sql, SqlParams params = {}) override;
-  void script(const std::string& sql) override;
-  void begin(Access access) override;
-  void commit() override;
-  void rollback() noexcept override;
-  bool usable() const override { return true; }
-
- private:
-  struct Close {
-    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-  };
-  struct Finalize {
-    void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
-  };
-  sqlite3_stmt* prepared(std::string_view sql);
-
-  std::unique_ptr<sqlite3, Close> db_;
-  std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
 };
 
 [[noreturn]] void fail(sqlite3* db, int code, std::string_view what) {
@@ -136,74 +109,69 @@ class SqliteRows final : public SqlRows {
   sqlite3_stmt* statement_;
 };
 
-SqliteConnection::SqliteConnection(const std::string& path,
-                                   std::chrono::milliseconds busy_timeout) {
-  sqlite3* db = nullptr;
-  const int code = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  db_.reset(db);
-  if (code != SQLITE_OK) fail(db, code, "open " + path);
-  sqlite3_extended_result_codes(db, 1);
-  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
-}
-
-sqlite3_stmt* SqliteConnection::prepared(std::string_view sql) {
-  auto found = statements_.find(std::string(sql));
-  if (found != statements_.end()) return found->second.get();
-  if (sql.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-    throw SqliteError(SQLITE_TOOBIG, "statement too long");
+// One database file. Statements are prepared once (their $N placeholders read as ?N) and kept.
+class SqliteConnection final : public SqlConnection {
+ public:
+  SqliteConnection(const std::string& path, std::chrono::milliseconds busy_timeout) {
+    sqlite3* db = nullptr;
+    const int code =
+        sqlite3_open_v2(path.c_str(), &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    db_.reset(db);
+    if (code != SQLITE_OK) fail(db, code, "open " + path);
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
   }
-  const std::string text = sqlite_placeholders(sql);
-  sqlite3_stmt* statement = nullptr;
-  const int code = sqlite3_prepare_v3(db_.get(), text.data(), static_cast<int>(text.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &statement, nullptr);
-  std::unique_ptr<sqlite3_stmt, Finalize> owned(statement);
-  check(db_.get(), code, "prepare");
-  return statements_.emplace(std::string(sql), std::move(owned)).first->second.get();
-}
 
-std::unique_ptr<SqlRows> SqliteConnection::query(std::string_view sql, SqlParams params) {
-  sqlite3_stmt* statement = prepared(sql);
-  auto rows = std::make_unique<SqliteRows>(db_.get(), statement);
-  int index = 1;
-  for (const auto& param : params) bind(db_.get(), statement, index++, param);
-  return rows;
-}
-
-int SqliteConnection::exec(std::string_view sql, SqlParams params) {
-  {
-    auto rows = query(sql, params);
-    while (rows->next()) {
+  std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) override {
+    sqlite3_stmt* statement = prepared(sql);
+    auto rows = std::make_unique<SqliteRows>(db_.get(), statement);
+    int index = 1;
+    for (const auto& param : params) bind(db_.get(), statement, index++, param);
+    return rows;
+  }
+  int exec(std::string_view sql, SqlParams params = {}) override {
+    for (auto rows = query(sql, params); rows->next();) {
     }
+    return sqlite3_changes(db_.get());
   }
-  return sqlite3_changes(db_.get());
-}
-
-void SqliteConnection::script(const std::string& sql) {
-  char* error = nullptr;
-  const int code = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &error);
-  if (code != SQLITE_OK) {
+  void script(const std::string& sql) override {
+    char* error = nullptr;
+    const int code = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &error);
+    if (code == SQLITE_OK) return;
     std::string message = error ? error : sqlite3_errstr(code);
     sqlite3_free(error);
     throw SqliteError(sqlite3_extended_errcode(db_.get()), message);
   }
-}
-
-// BEGIN IMMEDIATE takes the write lock up front, so a read-then-write cannot race another
-// connection; a snapshot reads from its first statement on.
-void SqliteConnection::begin(Access access) {
-  script(access == Access::write ? "BEGIN IMMEDIATE" : "BEGIN");
-}
-
-void SqliteConnection::commit() { script("COMMIT"); }
-
-void SqliteConnection::rollback() noexcept {
-  try {
-    script("ROLLBACK");
-  } catch (const SqliteError&) {
-    // SQLite already rolled back (e.g. after an I/O error); nothing is left to undo.
+  // BEGIN IMMEDIATE takes the write lock up front, so a read-then-write cannot race another
+  // connection; a snapshot reads from its first statement on.
+  std::string begin_statement(Access access) const override {
+    return access == Access::write ? "BEGIN IMMEDIATE" : "BEGIN";
   }
-}
+  bool usable() const override { return true; }
+
+ private:
+  sqlite3_stmt* prepared(std::string_view sql) {
+    auto found = statements_.find(std::string(sql));
+    if (found != statements_.end()) return found->second.get();
+    const std::string text = sqlite_placeholders(sql);
+    sqlite3_stmt* statement = nullptr;
+    const int code = sqlite3_prepare_v3(db_.get(), text.c_str(), -1, SQLITE_PREPARE_PERSISTENT,
+                                        &statement, nullptr);
+    std::unique_ptr<sqlite3_stmt, Finalize> owned(statement);
+    check(db_.get(), code, "prepare");
+    return statements_.emplace(std::string(sql), std::move(owned)).first->second.get();
+  }
+
+  struct Close {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  };
+  struct Finalize {
+    void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+  };
+  std::unique_ptr<sqlite3, Close> db_;
+  std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
+};
 
 // Wakes the workers of this process when a job is queued in a SQLite database they share: one
 // signal per database file, a generation counter under a condition variable.
@@ -349,11 +317,6 @@ class SqliteDialect final : public Dialect {
   const std::string& name() const override { return path_; }
   SqlConnection& connection() override { return db_; }
   const SchemaSpelling& spelling() const override { return kSqliteSpelling; }
-  // BEGIN IMMEDIATE already holds the write lock.
-  void lock_for_migration(SqlConnection&) override {}
-  std::string_view lock_rows() const override { return ""; }
-  std::string_view lock_rows_skip_locked() const override { return ""; }
-  bool shared_by_servers() const override { return false; }
 
   void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
   void committed() override {

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "store/detail/schema.h"
-#include "store/detail/sql_store.h"
+#include "store/detail/dialect.h"
 
 namespace kj::store {
 

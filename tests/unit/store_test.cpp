@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/detail/libpq.h"
+#include "store/detail/dialect.h"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -68,22 +68,23 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
       }
       server_ = server;
       database_ = "kj_store_test_" + unique;
-      admin().exec("CREATE DATABASE " + database_);
+      admin()->script("CREATE DATABASE " + database_);
       url_ = server_ + "/" + database_;
     }
   }
   void TearDown() override {
     store_.reset();
     fs::remove_all(dir_);
-    if (!database_.empty()) admin().exec("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
+    if (!database_.empty())
+      admin()->script("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
   }
-  kj::store::detail::PgConnection admin() {
-    return kj::store::detail::PgConnection(server_ + "/postgres");
+  std::unique_ptr<kj::store::detail::SqlConnection> admin() {
+    return kj::store::detail::postgres_connection(server_ + "/postgres");
   }
   // Runs SQL on the test's database behind the store's back.
   void exec_raw(const std::string& sql) {
     if (postgres()) {
-      kj::store::detail::PgConnection(url_).exec(sql);
+      kj::store::detail::postgres_connection(url_)->script(sql);
       return;
     }
     sqlite3* raw = nullptr;
@@ -92,7 +93,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     sqlite3_close(raw);
   }
   std::int64_t query_int(const std::string& sql) {
-    if (postgres()) return kj::store::detail::PgConnection(url_).exec(sql).int64(0, 0);
+    if (postgres()) return *kj::store::detail::postgres_connection(url_)->scalar(sql);
     sqlite3* raw = nullptr;
     EXPECT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
     sqlite3_stmt* statement = nullptr;
@@ -261,7 +262,7 @@ TEST_P(StoreTest, UrlsSelectTheBackend) {
 TEST_P(StoreTest, DatabaseOfAnEarlierVersionIsOpenedAndMigrated) {
   const fs::path data = fs::path(KJ_SOURCE_DIR) / "tests" / "data";
   if (postgres()) {
-    kj::store::detail::PgConnection(url_).exec_script(file_bytes(data / "store-v4.sql"));
+    kj::store::detail::postgres_connection(url_)->script(file_bytes(data / "store-v4.sql"));
   } else {
     fs::copy_file(data / "store-v4.db", path_);
   }
@@ -1013,12 +1014,12 @@ TEST_P(StoreTest, CompletionWaitingOnTheSweeperRecordsNothing) {
       "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
       "'lease expired' WHERE id = " +
       std::to_string(claimed->job.id);
-  std::optional<kj::store::detail::PgConnection> pg_sweeper;
+  std::unique_ptr<kj::store::detail::SqlConnection> pg_sweeper;
   sqlite3* sqlite_sweeper = nullptr;
   if (postgres()) {
-    pg_sweeper.emplace(url_);
-    pg_sweeper->exec("BEGIN");
-    pg_sweeper->exec(requeue);
+    pg_sweeper = kj::store::detail::postgres_connection(url_);
+    pg_sweeper->script("BEGIN");
+    pg_sweeper->script(requeue);
   } else {
     ASSERT_EQ(sqlite3_open(path_.c_str(), &sqlite_sweeper), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(sqlite_sweeper, ("BEGIN IMMEDIATE; " + requeue).c_str(), nullptr,
@@ -1031,7 +1032,7 @@ TEST_P(StoreTest, CompletionWaitingOnTheSweeperRecordsNothing) {
   EXPECT_EQ(completion.wait_for(500ms), std::future_status::timeout)
       << "the completion did not wait for the sweeper's transaction";
   if (postgres()) {
-    pg_sweeper->exec("COMMIT");
+    pg_sweeper->script("COMMIT");
   } else {
     EXPECT_EQ(sqlite3_exec(sqlite_sweeper, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(sqlite_sweeper);
@@ -1117,8 +1118,9 @@ TEST_P(StoreTest, QueueStatementsWorkAgainAfterTheConnectionWasDropped) {
   auto first = submit(alice, board, "first");
   auto second = submit(alice, board, "second");
   auto drop_connections = [&] {
-    admin().exec("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
-                 database_ + "'");
+    admin()->script(
+        "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
+        database_ + "'");
   };
   auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
   ASSERT_TRUE(claimed.has_value());

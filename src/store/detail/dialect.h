@@ -35,8 +35,9 @@ class Dialect {
   // The connection for the next operation, connected again when it broke.
   virtual SqlConnection& connection() = 0;
   virtual const SchemaSpelling& spelling() const = 0;
-  // Inside the migration's transaction: openers racing on a new database migrate it once.
-  virtual void lock_for_migration(SqlConnection& db) = 0;
+  // Inside the migration's transaction: openers racing on a new database migrate it once (none
+  // needed where the transaction holds the database's write lock).
+  virtual void lock_for_migration(SqlConnection&) {}
 
   // claim_next_job and complete as one statement each (one round trip), where the database can
   // (PostgreSQL); false: the store runs its statements in a transaction instead.
@@ -50,23 +51,23 @@ class Dialect {
 
   // Appended to a SELECT of rows the transaction goes on to change: " FOR UPDATE", or nothing
   // where the transaction holds the database's write lock.
-  virtual std::string_view lock_rows() const = 0;
+  virtual std::string_view lock_rows() const { return ""; }
   // The same, skipping rows another transaction holds.
-  virtual std::string_view lock_rows_skip_locked() const = 0;
+  virtual std::string_view lock_rows_skip_locked() const { return ""; }
   // Several servers and worker hosts share the database: a starting server releases only the
   // running jobs whose leases expired.
-  virtual bool shared_by_servers() const = 0;
+  virtual bool shared_by_servers() const { return false; }
 
   // Wake-ups: a job for gpu_type was queued in the current transaction; the operation that
   // queued it committed; Store::wait_for_jobs.
   virtual void job_queued(SqlConnection& db, std::string_view gpu_type) = 0;
-  virtual void committed() = 0;
+  virtual void committed() {}
   virtual bool wait_for_jobs(std::span<const std::string> gpu_types,
                              std::chrono::milliseconds timeout) = 0;
 
   // Settings held while an export reads or an import writes many rows (nullptr: none).
-  virtual std::shared_ptr<void> bulk_read(SqlConnection& db) = 0;
-  virtual std::shared_ptr<void> bulk_write(SqlConnection& db) = 0;
+  virtual std::shared_ptr<void> bulk_read(SqlConnection&) { return nullptr; }
+  virtual std::shared_ptr<void> bulk_write(SqlConnection&) { return nullptr; }
 };
 
 inline std::optional<ClaimedJob> Dialect::claim(SqlConnection&, const ClaimRequest&) {
@@ -78,6 +79,10 @@ inline bool Dialect::complete(SqlConnection&, const JobLease&, Time, const JobOu
 
 std::unique_ptr<Dialect> sqlite_dialect(const std::string& path, const StoreOptions& options);
 std::unique_ptr<Dialect> postgres_dialect(const std::string& url, const StoreOptions& options);
+// The store over a dialect's database, migrated to the current schema.
+std::unique_ptr<Store> open_sql_store(std::unique_ptr<Dialect> dialect, StoreOptions options);
+// A connection to the PostgreSQL database at url (what the dialect connects with).
+std::unique_ptr<SqlConnection> postgres_connection(const std::string& url);
 
 // Columns read by read_submission, read_job and read_run, in their order.
 inline constexpr std::string_view kSubmissionFields =
@@ -125,16 +130,10 @@ inline Submission read_submission(const SqlRows& row, int first = 0) {
 }
 
 inline Job read_job(const SqlRows& row) {
-  return Job{row.int64(0),
-             row.int64(1),
-             row.text(2),
-             state_from_text<JobState>(row.text(3)),
-             static_cast<int>(row.int64(4)),
-             row.text(5),
-             row.optional_time(6),
-             row.text(7),
-             row.time(8),
-             row.time(9)};
+  const auto state = state_from_text<JobState>(row.text(3));
+  const auto attempts = static_cast<int>(row.int64(4));
+  return Job{row.int64(0), row.int64(1),         row.text(2), state,       attempts,
+             row.text(5),  row.optional_time(6), row.text(7), row.time(8), row.time(9)};
 }
 
 inline Run read_run(const SqlRows& row) {

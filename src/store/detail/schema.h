@@ -2,7 +2,8 @@
 // edited: a change is a new migration appended to the list. Times are unix microseconds in 64-bit
 // integers, flags 0/1 integers. Where the databases spell a type differently the text holds a
 // {FRAGMENT} that the dialect fills in (render_migration): {ID} an auto-numbered 64-bit primary
-// key, {INT64}, {REAL}, {BYTES} and {BYTES_LENGTH}(...), {JSON_VALID}(column), {WITHOUT_ROWID}.
+// key, {INT64}, {REAL}, {BYTES}, {BYTES_LENGTH}(...), {WITHOUT_ROWID}, and the check that a
+// column holds JSON, {JSON_VALID}column{/JSON_VALID}.
 #pragma once
 
 #include <span>
@@ -97,9 +98,9 @@ CREATE TABLE runs (
   secret INTEGER NOT NULL DEFAULT 0 CHECK (secret IN (0, 1)),
   score {REAL},
   passed INTEGER NOT NULL CHECK (passed IN (0, 1)),
-  compilation_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}(compilation_json)),
-  result_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}(result_json)),
-  system_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}(system_json)),
+  compilation_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}compilation_json{/JSON_VALID}),
+  result_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}result_json{/JSON_VALID}),
+  system_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}system_json{/JSON_VALID}),
   start_time {INT64} NOT NULL,
   end_time {INT64} NOT NULL
 );
@@ -111,7 +112,7 @@ CREATE TABLE job_events (
   job_id {INT64} NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
   seq {INT64} NOT NULL,
   time {INT64} NOT NULL,
-  event_json TEXT NOT NULL CHECK ({JSON_VALID}(event_json)),
+  event_json TEXT NOT NULL CHECK ({JSON_VALID}event_json{/JSON_VALID}),
   PRIMARY KEY (job_id, seq)
 ){WITHOUT_ROWID};
 )sql"},
@@ -145,8 +146,7 @@ inline std::span<const Migration> migrations() { return kMigrations; }
 
 // How one database spells the schema's {FRAGMENT}s.
 struct SchemaSpelling {
-  std::string_view id, int64, real, bytes, bytes_length, without_rowid;
-  std::string_view json_valid_prefix, json_valid_suffix;  // around the column's name
+  std::string_view id, int64, real, bytes, bytes_length, without_rowid, json_valid, json_valid_end;
 };
 
 // The migration's SQL in one database's spelling.
@@ -157,28 +157,14 @@ inline std::string render_migration(std::string_view sql, const SchemaSpelling& 
       {"{REAL}", spelling.real},
       {"{BYTES}", spelling.bytes},
       {"{BYTES_LENGTH}", spelling.bytes_length},
-      {"{WITHOUT_ROWID}", spelling.without_rowid}};
-  std::string out;
-  std::size_t at = 0;
-  while (at < sql.size()) {
-    if (sql.substr(at).starts_with("{JSON_VALID}(")) {
-      const std::size_t open = at + std::string_view("{JSON_VALID}(").size();
-      const std::size_t close = sql.find(')', open);
-      ((out += spelling.json_valid_prefix) += sql.substr(open, close - open)) +=
-          spelling.json_valid_suffix;
-      at = close + 1;
-      continue;
+      {"{WITHOUT_ROWID}", spelling.without_rowid},
+      {"{JSON_VALID}", spelling.json_valid},
+      {"{/JSON_VALID}", spelling.json_valid_end}};
+  std::string out(sql);
+  for (const auto& [name, text] : fragments) {
+    for (auto at = out.find(name); at != std::string::npos; at = out.find(name, at + text.size())) {
+      out.replace(at, name.size(), text);
     }
-    bool replaced = false;
-    for (const auto& [name, text] : fragments) {
-      if (sql.substr(at).starts_with(name)) {
-        out += text;
-        at += name.size();
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out += sql[at++];
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // The SQL driver interface the store is written against: a connection that runs statements with
-// typed parameters, a cursor over the rows they return, and a transaction. SQLite (sqlite.h) and
-// PostgreSQL (libpq.h) implement it. Statements are written once, with $1, $2, ... placeholders;
-// CAST(x AS T) where PostgreSQL must be told a parameter's type.
+// typed parameters, a cursor over the rows they return, and a transaction. SQLite (sqlite.cpp)
+// and PostgreSQL (postgres.cpp) implement it. Statements are written once, with $1, $2, ...
+// placeholders; CAST(x AS T) where PostgreSQL must be told a parameter's type.
 #pragma once
 
 #include <cstdint>
@@ -100,9 +100,17 @@ class SqlConnection {
   virtual int exec(std::string_view sql, SqlParams params = {}) = 0;
   // Several statements without parameters (migrations).
   virtual void script(const std::string& sql) = 0;
-  virtual void begin(Access access) = 0;
-  virtual void commit() = 0;
-  virtual void rollback() noexcept = 0;
+  void begin(Access access) { script(begin_statement(access)); }
+  virtual void commit() { script("COMMIT"); }
+  void rollback() noexcept {
+    try {
+      if (usable()) script("ROLLBACK");
+    } catch (const std::exception&) {
+      // The database already rolled back (after an I/O error, or with the lost connection).
+    }
+  }
+  // BEGIN as this database spells the transaction.
+  virtual std::string begin_statement(Access access) const = 0;
   // False once the connection failed for good (a PostgreSQL server went away).
   virtual bool usable() const = 0;
 
@@ -113,6 +121,14 @@ class SqlConnection {
     std::vector<std::decay_t<decltype(read(*rows))>> values;
     while (rows->next()) values.push_back(read(*rows));
     return values;
+  }
+  // The first row made a value by `read`; nullopt when there is no row.
+  template <typename Read>
+  auto first(std::string_view sql, SqlParams params, Read read)
+      -> std::optional<std::decay_t<decltype(read(std::declval<const SqlRows&>()))>> {
+    auto rows = query(sql, params);
+    if (!rows->next()) return std::nullopt;
+    return read(*rows);
   }
   // The first row's first column as an integer; nullopt when there is no row.
   std::optional<std::int64_t> scalar(std::string_view sql, SqlParams params = {}) {
