@@ -23,20 +23,24 @@ namespace kj::store::detail {
 namespace {
 
 // The libpq functions the store calls, resolved once per process: (libpq name, member).
-#define KJ_LIBPQ_FUNCTIONS(X)                                                                 \
-  X(PQconnectdb, connectdb)                                                                   \
-  X(PQfinish, finish)                                                                         \
-  X(PQstatus, status)                                                                         \
-  X(PQerrorMessage, error_message)                                                            \
-  X(PQexec, exec)                                                                             \
-  X(PQprepare, prepare)                                                                       \
-  X(PQexecPrepared, exec_prepared)                                                            \
-  X(PQresultStatus, result_status) X(PQresultErrorMessage, result_error_message)              \
-      X(PQresultErrorField, result_error_field) X(PQclear, clear) X(PQntuples, ntuples)       \
-          X(PQgetvalue, getvalue) X(PQgetlength, getlength) X(PQgetisnull, getisnull)         \
-              X(PQcmdTuples, cmd_tuples) X(PQsocket, socket) X(PQconsumeInput, consume_input) \
-                  X(PQnotifies, notifies) X(PQfreemem, freemem)                               \
-                      X(PQsetNoticeProcessor, set_notice_processor)
+#define KJ_LIBPQ_FUNCTIONS(X)                                                        \
+  X(PQconnectdb, connectdb)                                                          \
+  X(PQfinish, finish)                                                                \
+  X(PQstatus, status)                                                                \
+  X(PQerrorMessage, error_message)                                                   \
+  X(PQexec, exec)                                                                    \
+  X(PQprepare, prepare)                                                              \
+  X(PQexecPrepared, exec_prepared)                                                   \
+  X(PQresultStatus, result_status)                                                   \
+  X(PQresultErrorMessage, result_error_message)                                      \
+  X(PQresultErrorField, result_error_field)                                          \
+  X(PQclear, clear)                                                                  \
+  X(PQntuples, ntuples)                                                              \
+  X(PQgetvalue, getvalue)                                                            \
+  X(PQgetlength, getlength)                                                          \
+  X(PQgetisnull, getisnull) X(PQcmdTuples, cmd_tuples) X(PQsocket, socket)           \
+      X(PQconsumeInput, consume_input) X(PQnotifies, notifies) X(PQfreemem, freemem) \
+          X(PQsetNoticeProcessor, set_notice_processor)
 struct Libpq {
 #define KJ_LIBPQ_MEMBER(function, member) decltype(&function) member = nullptr;
   KJ_LIBPQ_FUNCTIONS(KJ_LIBPQ_MEMBER)
@@ -76,19 +80,6 @@ const Libpq& libpq() {
   functions = loaded;
   return functions;
 }
-
-class PgError : public SqlError {
- public:
-  PgError(const std::string& message, std::string sqlstate, bool connection_lost)
-      : SqlError(message), sqlstate_(std::move(sqlstate)), connection_lost_(connection_lost) {}
-  const std::string& sqlstate() const { return sqlstate_; }
-  bool unique_violation() const override { return sqlstate_ == "23505"; }
-  bool connection_lost() const override { return connection_lost_; }
-
- private:
-  std::string sqlstate_;
-  bool connection_lost_;
-};
 
 std::string trimmed(std::string message) {
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
@@ -145,9 +136,6 @@ class PgRows final : public SqlRows {
   int row_ = -1;
 };
 
-// Server notices (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
-void ignore_notice(void*, const char*) {}
-
 // A parameter as text (bytes as binary); the server infers its type from the statement.
 struct PgParam {
   std::optional<std::string> value;
@@ -176,13 +164,14 @@ class PostgresConnection final : public SqlConnection {
   explicit PostgresConnection(const std::string& url) {
     const auto& lib = libpq();
     connection_.reset(lib.connectdb(url.c_str()));
-    if (!connection_) throw PgError("out of memory connecting to PostgreSQL", "", true);
-    if (lib.status(connection_.get()) != CONNECTION_OK) {
-      throw PgError(
-          "cannot connect to PostgreSQL: " + trimmed(lib.error_message(connection_.get())), "",
-          true);
+    if (!connection_ || lib.status(connection_.get()) != CONNECTION_OK) {
+      const std::string why = connection_ ? lib.error_message(connection_.get()) : "out of memory";
+      throw SqlError("cannot connect to PostgreSQL: " + trimmed(why),
+                     SqlError::Kind::connection_lost);
     }
-    lib.set_notice_processor(connection_.get(), ignore_notice, nullptr);
+    // Server notices ("relation already exists, skipping") are not errors: not on stderr either.
+    lib.set_notice_processor(
+        connection_.get(), [](void*, const char*) {}, nullptr);
   }
   PGconn* get() const { return connection_.get(); }
 
@@ -202,9 +191,11 @@ class PostgresConnection final : public SqlConnection {
   void commit() override {
     try {
       script("COMMIT");
-    } catch (const PgError& error) {
+    } catch (const SqlError& error) {
       // Whether the commit took effect is unknown: never retried as if nothing happened.
-      throw PgError(std::string("COMMIT: ") + error.what(), error.sqlstate(), false);
+      throw SqlError(
+          std::string("COMMIT: ") + error.what(),
+          error.kind() == SqlError::Kind::connection_lost ? SqlError::Kind::other : error.kind());
     }
   }
   bool usable() const override { return libpq().status(connection_.get()) == CONNECTION_OK; }
@@ -232,7 +223,7 @@ class PostgresConnection final : public SqlConnection {
                                      formats.data(), 0));
   }
 
-  // Throws PgError unless the command succeeded.
+  // Throws SqlError unless the command succeeded.
   Result checked(PGresult* raw) {
     const auto& lib = libpq();
     Result result(raw);
@@ -245,7 +236,9 @@ class PostgresConnection final : public SqlConnection {
     // Class 08 (connection exception), 57P01-57P03 (server shutting down or not ready), or a
     // connection libpq now reports as broken.
     const bool lost = !usable() || sqlstate.starts_with("08") || sqlstate.starts_with("57P");
-    throw PgError(message, sqlstate, lost);
+    throw SqlError(message, lost                  ? SqlError::Kind::connection_lost
+                            : sqlstate == "23505" ? SqlError::Kind::unique_violation
+                                                  : SqlError::Kind::other);
   }
 
   struct Finish {
@@ -366,7 +359,7 @@ std::unique_ptr<PostgresConnection> connect_with_backoff(const std::string& url,
   while (true) {
     try {
       return std::make_unique<PostgresConnection>(url);
-    } catch (const PgError& error) {
+    } catch (const SqlError&) {
       if (std::chrono::steady_clock::now() + pause > deadline) throw;
     }
     std::this_thread::sleep_for(pause);

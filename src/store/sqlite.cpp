@@ -16,25 +16,19 @@
 namespace kj::store::detail {
 namespace {
 
-// A failed SQLite call, with its extended result code.
-class SqliteError : public SqlError {
- public:
-  SqliteError(int code, const std::string& message) : SqlError(message), code_(code) {}
-  bool busy() const { return (code_ & 0xff) == SQLITE_BUSY; }
-  bool unique_violation() const override {
-    return code_ == SQLITE_CONSTRAINT_UNIQUE || code_ == SQLITE_CONSTRAINT_PRIMARYKEY;
-  }
-  bool connection_lost() const override { return false; }
-
- private:
-  int code_;
-};
+// A failed SQLite call, by its extended result code.
+SqlError sqlite_error(int code, const std::string& message) {
+  const bool unique = code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY;
+  return SqlError(message, unique                         ? SqlError::Kind::unique_violation
+                           : (code & 0xff) == SQLITE_BUSY ? SqlError::Kind::busy
+                                                          : SqlError::Kind::other);
+}
 
 [[noreturn]] void fail(sqlite3* db, int code, std::string_view what) {
   std::string message(what);
   message += ": ";
   message += db ? sqlite3_errmsg(db) : sqlite3_errstr(code);
-  throw SqliteError(db ? sqlite3_extended_errcode(db) : code, message);
+  throw sqlite_error(db ? sqlite3_extended_errcode(db) : code, message);
 }
 
 void check(sqlite3* db, int code, std::string_view what) {
@@ -89,19 +83,11 @@ class SqliteRows final : public SqlRows {
   }
   std::int64_t int64(int column) const override { return sqlite3_column_int64(statement_, column); }
   double real(int column) const override { return sqlite3_column_double(statement_, column); }
-  std::string text(int column) const override {
-    const auto* data = sqlite3_column_text(statement_, column);
-    if (!data) return {};
-    return std::string(reinterpret_cast<const char*>(data),
-                       static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
-  }
+  std::string text(int column) const override { return bytes(column); }  // UTF-8 as stored
   void bytes_into(int column, std::string& out) const override {
     const auto* data = static_cast<const char*>(sqlite3_column_blob(statement_, column));
-    if (!data) {
-      out.clear();
-      return;
-    }
-    out.assign(data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
+    const auto size = data ? sqlite3_column_bytes(statement_, column) : 0;  // after the blob
+    out.assign(data ? data : "", static_cast<std::size_t>(size));
   }
 
  private:
@@ -141,7 +127,7 @@ class SqliteConnection final : public SqlConnection {
     if (code == SQLITE_OK) return;
     std::string message = error ? error : sqlite3_errstr(code);
     sqlite3_free(error);
-    throw SqliteError(sqlite3_extended_errcode(db_.get()), message);
+    throw sqlite_error(sqlite3_extended_errcode(db_.get()), message);
   }
   // BEGIN IMMEDIATE takes the write lock up front, so a read-then-write cannot race another
   // connection; a snapshot reads from its first statement on.
@@ -323,12 +309,9 @@ class SqliteDialect final : public Dialect {
     if (std::exchange(queued_, false)) signal_->notify();
   }
   bool wait_for_jobs(std::span<const std::string>, std::chrono::milliseconds timeout) override {
-    if (!waited_) {
-      waited_ = true;
-      seen_generation_ = signal_->generation();
-      return true;
-    }
-    return signal_->wait_past(seen_generation_, timeout);
+    if (std::exchange(waited_, true)) return signal_->wait_past(seen_generation_, timeout);
+    seen_generation_ = signal_->generation();
+    return true;
   }
 
   // Reads of a bulk export through a memory map of up to 4 GiB of the database file (SQLite
@@ -353,8 +336,9 @@ class SqliteDialect final : public Dialect {
           throw StoreError("open", "cannot switch " + path_ + " to WAL mode (got " + mode + ")");
         }
         return;
-      } catch (const SqliteError& error) {
-        if (!error.busy() || std::chrono::steady_clock::now() >= deadline) throw;
+      } catch (const SqlError& error) {
+        if (error.kind() != SqlError::Kind::busy || std::chrono::steady_clock::now() >= deadline)
+          throw;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

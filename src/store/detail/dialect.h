@@ -79,8 +79,6 @@ inline bool Dialect::complete(SqlConnection&, const JobLease&, Time, const JobOu
 
 std::unique_ptr<Dialect> sqlite_dialect(const std::string& path, const StoreOptions& options);
 std::unique_ptr<Dialect> postgres_dialect(const std::string& url, const StoreOptions& options);
-// The store over a dialect's database, migrated to the current schema.
-std::unique_ptr<Store> open_sql_store(std::unique_ptr<Dialect> dialect, StoreOptions options);
 // A connection to the PostgreSQL database at url (what the dialect connects with).
 std::unique_ptr<SqlConnection> postgres_connection(const std::string& url);
 
@@ -99,11 +97,7 @@ inline constexpr int kSubmissionFieldCount = 15;
 inline constexpr std::string_view kRunFields =
     "id, submission_id, job_id, mode, runner, secret, score, passed, compilation_json, "
     "result_json, system_json, start_time, end_time";
-// The runs' columns an insert writes, and the lease check of a held job ($1 job, $2 worker,
-// $3 attempt).
-inline constexpr std::string_view kNewRunFields =
-    "submission_id, job_id, mode, runner, secret, score, passed, compilation_json, result_json, "
-    "system_json, start_time, end_time";
+// The lease check of a held job ($1 job, $2 worker, $3 attempt).
 inline constexpr std::string_view kHeldJob =
     " WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3";
 

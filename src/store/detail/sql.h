@@ -19,13 +19,20 @@
 
 namespace kj::store::detail {
 
-// A failed statement. Each driver's error derives from it and says what the store must know.
+// A failed statement, and what of it the store must know.
 class SqlError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
-  virtual bool unique_violation() const = 0;
-  // The connection is gone: nothing was committed unless the error came from COMMIT.
-  virtual bool connection_lost() const = 0;
+  enum class Kind {
+    other,
+    unique_violation,
+    busy,             // another connection holds the database (SQLite)
+    connection_lost,  // nothing was committed: retrying is safe (never said of COMMIT)
+  };
+  SqlError(const std::string& message, Kind kind) : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
 };
 
 // Bytes bound as a BLOB / bytea (text is bound as text).
@@ -58,8 +65,6 @@ class SqlParam {
 };
 using SqlParams = std::initializer_list<SqlParam>;
 
-inline Time time_from_micros(std::int64_t value) { return Time(std::chrono::microseconds(value)); }
-
 // The rows of one statement, read forward. Column accessors read the current row.
 class SqlRows {
  public:
@@ -82,7 +87,7 @@ class SqlRows {
   std::optional<double> optional_real(int column) const {
     return is_null(column) ? std::nullopt : std::optional(real(column));
   }
-  Time time(int column) const { return time_from_micros(int64(column)); }
+  Time time(int column) const { return Time(std::chrono::microseconds(int64(column))); }
   std::optional<Time> optional_time(int column) const {
     return is_null(column) ? std::nullopt : std::optional(time(column));
   }
@@ -132,9 +137,7 @@ class SqlConnection {
   }
   // The first row's first column as an integer; nullopt when there is no row.
   std::optional<std::int64_t> scalar(std::string_view sql, SqlParams params = {}) {
-    auto rows = query(sql, params);
-    if (!rows->next()) return std::nullopt;
-    return rows->int64(0);
+    return first(sql, params, [](const SqlRows& row) { return row.int64(0); });
   }
 };
 
