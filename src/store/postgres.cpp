@@ -23,24 +23,17 @@ namespace kj::store::detail {
 namespace {
 
 // The libpq functions the store calls, resolved once per process: (libpq name, member).
-#define KJ_LIBPQ_FUNCTIONS(X)                                                        \
-  X(PQconnectdb, connectdb)                                                          \
-  X(PQfinish, finish)                                                                \
-  X(PQstatus, status)                                                                \
-  X(PQerrorMessage, error_message)                                                   \
-  X(PQexec, exec)                                                                    \
-  X(PQprepare, prepare)                                                              \
-  X(PQexecPrepared, exec_prepared)                                                   \
-  X(PQresultStatus, result_status)                                                   \
-  X(PQresultErrorMessage, result_error_message)                                      \
-  X(PQresultErrorField, result_error_field)                                          \
-  X(PQclear, clear)                                                                  \
-  X(PQntuples, ntuples)                                                              \
-  X(PQgetvalue, getvalue)                                                            \
-  X(PQgetlength, getlength)                                                          \
-  X(PQgetisnull, getisnull) X(PQcmdTuples, cmd_tuples) X(PQsocket, socket)           \
-      X(PQconsumeInput, consume_input) X(PQnotifies, notifies) X(PQfreemem, freemem) \
-          X(PQsetNoticeProcessor, set_notice_processor)
+// clang-format off
+#define KJ_LIBPQ_FUNCTIONS(X)                                                                  \
+  X(PQconnectdb, connectdb) X(PQfinish, finish) X(PQstatus, status)                            \
+  X(PQerrorMessage, error_message) X(PQexec, exec) X(PQprepare, prepare)                       \
+  X(PQexecPrepared, exec_prepared) X(PQresultStatus, result_status)                            \
+  X(PQresultErrorMessage, result_error_message) X(PQresultErrorField, result_error_field)      \
+  X(PQclear, clear) X(PQntuples, ntuples) X(PQgetvalue, getvalue) X(PQgetlength, getlength)    \
+  X(PQgetisnull, getisnull) X(PQcmdTuples, cmd_tuples) X(PQsocket, socket)                     \
+  X(PQconsumeInput, consume_input) X(PQnotifies, notifies) X(PQfreemem, freemem)               \
+  X(PQsetNoticeProcessor, set_notice_processor)
+// clang-format on
 struct Libpq {
 #define KJ_LIBPQ_MEMBER(function, member) decltype(&function) member = nullptr;
   KJ_LIBPQ_FUNCTIONS(KJ_LIBPQ_MEMBER)
