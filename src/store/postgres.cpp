@@ -79,13 +79,6 @@ std::string trimmed(std::string message) {
   return message;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  throw std::runtime_error("bad hex digit in a bytea value");
-}
-
 struct ClearResult {
   void operator()(PGresult* result) const { libpq().clear(result); }
 };
@@ -117,10 +110,13 @@ class PgRows final : public SqlRows {
     if (hex.size() < 2 || hex[0] != '\\' || hex[1] != 'x' || hex.size() % 2 != 0) {
       throw std::runtime_error("unexpected bytea encoding");
     }
-    out.clear();
-    out.reserve((hex.size() - 2) / 2);
-    for (std::size_t i = 2; i < hex.size(); i += 2) {
-      out += static_cast<char>(hex_value(hex[i]) * 16 + hex_value(hex[i + 1]));
+    out.resize((hex.size() - 2) / 2);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const char* digits = hex.data() + 2 + 2 * i;
+      unsigned byte = 0;
+      auto [end, ec] = std::from_chars(digits, digits + 2, byte, 16);
+      if (ec != std::errc() || end != digits + 2) throw std::runtime_error("bad hex in a bytea");
+      out[i] = static_cast<char>(byte);
     }
   }
 
@@ -174,6 +170,9 @@ class PostgresConnection final : public SqlConnection {
   int exec(std::string_view sql, SqlParams params = {}) override {
     const char* count = libpq().cmd_tuples(run(sql, params).get());
     return count != nullptr && *count ? std::atoi(count) : 0;
+  }
+  std::int64_t insert(std::string_view sql, SqlParams params) override {
+    return *scalar(std::string(sql) + " RETURNING id", params);
   }
   void script(const std::string& sql) override {
     checked(libpq().exec(connection_.get(), sql.c_str()));

@@ -4,6 +4,7 @@
 // this process on the same file.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -25,10 +26,8 @@ SqlError sqlite_error(int code, const std::string& message) {
 }
 
 [[noreturn]] void fail(sqlite3* db, int code, std::string_view what) {
-  std::string message(what);
-  message += ": ";
-  message += db ? sqlite3_errmsg(db) : sqlite3_errstr(code);
-  throw sqlite_error(db ? sqlite3_extended_errcode(db) : code, message);
+  throw sqlite_error(db ? sqlite3_extended_errcode(db) : code,
+                     std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(code)));
 }
 
 void check(sqlite3* db, int code, std::string_view what) {
@@ -38,9 +37,7 @@ void check(sqlite3* db, int code, std::string_view what) {
 // $N placeholders as SQLite's ?N (the statements hold no '$' elsewhere).
 std::string sqlite_placeholders(std::string_view sql) {
   std::string out(sql);
-  for (char& c : out) {
-    if (c == '$') c = '?';
-  }
+  std::replace(out.begin(), out.end(), '$', '?');
   return out;
 }
 
@@ -120,6 +117,11 @@ class SqliteConnection final : public SqlConnection {
     for (auto rows = query(sql, params); rows->next();) {
     }
     return sqlite3_changes(db_.get());
+  }
+  // No RETURNING: in SQLite it costs more than reading the id back.
+  std::int64_t insert(std::string_view sql, SqlParams params) override {
+    exec(sql, params);
+    return sqlite3_last_insert_rowid(db_.get());
   }
   void script(const std::string& sql) override {
     char* error = nullptr;

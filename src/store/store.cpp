@@ -206,9 +206,9 @@ class SqlStore final : public Store {
     return guarded("create_user", [&] {
       const Time now = options_.now();
       try {
-        const Id id = *db().scalar(
-            "INSERT INTO users (name, is_admin, created_at) VALUES ($1, $2, $3) RETURNING id",
-            {name, is_admin, now});
+        const Id id =
+            db().insert("INSERT INTO users (name, is_admin, created_at) VALUES ($1, $2, $3)",
+                        {name, is_admin, now});
         return User{id, std::string(name), is_admin, now};
       } catch (const SqlError& error) {
         if (error.kind() != SqlError::Kind::unique_violation) throw;
@@ -231,9 +231,9 @@ class SqlStore final : public Store {
       IssuedToken issued;
       issued.token = "kj_" + to_hex(bytes);
       auto digest = sha256(issued.token);
-      issued.token_id = *db().scalar(
+      issued.token_id = db().insert(
           "INSERT INTO api_tokens (user_id, token_sha256, label, created_at) VALUES ($1, $2, $3, "
-          "$4) RETURNING id",
+          "$4)",
           {user_id, digest_bytes(digest), label, options_.now()});
       return issued;
     });
@@ -280,9 +280,9 @@ class SqlStore final : public Store {
       require_leaderboard("create_submission", submission.leaderboard_id);
       const Id code_id = put_code(submission.code, to_hex(sha256(submission.code)));
       const Time now = options_.now();
-      const Id id = *db().scalar(
+      const Id id = db().insert(
           "INSERT INTO submissions (user_id, leaderboard_id, file_name, code_id, gpu_type, mode, "
-          "created_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued') RETURNING id",
+          "created_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued')",
           {submission.user_id, submission.leaderboard_id, submission.file_name, code_id,
            submission.gpu_type, submission.mode, now});
       insert_job(id, submission.gpu_type, now, std::max(1, submission.gpus_needed));
@@ -411,9 +411,7 @@ class SqlStore final : public Store {
 
   bool release(const JobLease& lease, std::string_view error) override {
     return in_transaction("release", [&] {
-      auto submission_id =
-          db().scalar(sql({"SELECT submission_id FROM jobs", kHeldJob, dialect_->lock_rows()}),
-                      {lease.job_id, lease.worker_id, lease.attempt});
+      const auto submission_id = held_submission(lease);
       if (!submission_id) return false;
       release_job(lease.job_id, *submission_id, lease.attempt, error);
       worker_finished(lease.job_id, "idle", options_.now());
@@ -691,15 +689,15 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
             {user_id, s.leaderboard_id, s.created_at, code_id, s.gpu_type, s.mode, s.file_name})) {
       return 0;
     }
-    const Id submission_id = *db().scalar(
+    const Id submission_id = db().insert(
         "INSERT INTO submissions (user_id, leaderboard_id, file_name, code_id, gpu_type, mode, "
         "created_at, status, verdict, score, hacked) VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', "
-        "$8, $9, $10) RETURNING id",
+        "$8, $9, $10)",
         {user_id, s.leaderboard_id, s.file_name, code_id, s.gpu_type, s.mode, s.created_at,
          s.verdict, s.score, s.hacked});
-    const Id job_id = *db().scalar(
+    const Id job_id = db().insert(
         "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at) VALUES ($1, $2, "
-        "'done', $3, $4) RETURNING id",
+        "'done', $3, $4)",
         {submission_id, s.gpu_type, s.created_at, now});
     for (const auto& run : s.runs) insert_run(submission_id, job_id, run);
     return 1;
@@ -843,10 +841,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     seed &= (std::uint64_t{1} << 53) - 1;  // 53 bits: exact in every JSON reader
     Id id = 0;
     try {
-      id = *db().scalar(
+      id = db().insert(
           "INSERT INTO leaderboards (name, problem_dir, task_yaml, description, deadline, "
           "secret_seed, visibility, created_at, synced_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-          "$8, $8) RETURNING id",
+          "$8, $8)",
           {leaderboard.name, leaderboard.problem_dir, leaderboard.task_yaml,
            leaderboard.description, leaderboard.deadline, static_cast<std::int64_t>(seed),
            to_string(leaderboard.visibility), options_.now()});
@@ -884,10 +882,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   // A queued job, its waiting workers woken once the transaction commits. gpus_needed 0: as
   // many as the submission's earlier jobs needed (a re-queue).
   Id insert_job(Id submission_id, std::string_view gpu_type, Time now, int gpus_needed) {
-    const Id id = *db().scalar(
+    const Id id = db().insert(
         "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at, gpus_needed) "
         "VALUES ($1, $2, 'queued', $3, $3, COALESCE(NULLIF(CAST($4 AS INTEGER), 0), (SELECT "
-        "MAX(gpus_needed) FROM jobs WHERE submission_id = $1), 1)) RETURNING id",
+        "MAX(gpus_needed) FROM jobs WHERE submission_id = $1), 1))",
         {submission_id, gpu_type, now, gpus_needed});
     dialect_->job_queued(db(), gpu_type);
     return id;
@@ -926,17 +924,24 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
 
   bool complete_in_transaction(const JobLease& lease, Time now, const JobOutcome& outcome) {
     SqlTransaction transaction(db());
-    auto submission_id = db().scalar(
-        sql({"UPDATE jobs SET state = 'done', lease_expires_at = NULL, error = '', updated_at = $4",
-             kHeldJob, " RETURNING submission_id"}),
-        {lease.job_id, lease.worker_id, lease.attempt, now});
+    const auto submission_id = held_submission(lease);
     if (!submission_id) return false;
+    db().exec(
+        "UPDATE jobs SET state = 'done', lease_expires_at = NULL, error = '', updated_at = $2 "
+        "WHERE id = $1",
+        {lease.job_id, now});
     for (const auto& run : outcome.runs) insert_run(*submission_id, lease.job_id, run);
     db().exec("UPDATE submissions SET status = 'done', verdict = $2, score = $3 WHERE id = $1",
               {*submission_id, outcome.verdict, outcome.score});
     worker_finished(lease.job_id, "idle", now);
     transaction.commit();
     return true;
+  }
+
+  // The submission of the job the lease holds, its row locked; none when the lease was lost.
+  std::optional<Id> held_submission(const JobLease& lease) {
+    return db().scalar(sql({"SELECT submission_id FROM jobs", kHeldJob, dialect_->lock_rows()}),
+                       {lease.job_id, lease.worker_id, lease.attempt});
   }
 
   // Back to the queue, or failed once it was claimed max_attempts times.

@@ -103,6 +103,8 @@ class SqlConnection {
   virtual std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) = 0;
   // Runs a statement to its end; how many rows it inserted, updated or deleted.
   virtual int exec(std::string_view sql, SqlParams params = {}) = 0;
+  // Runs an INSERT of one row into a table with an `id` key; the new row's id.
+  virtual std::int64_t insert(std::string_view sql, SqlParams params) = 0;
   // Several statements without parameters (migrations).
   virtual void script(const std::string& sql) = 0;
   void begin(Access access) { script(begin_statement(access)); }
