@@ -454,8 +454,7 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
     }
   }
   spec.workdir = "/tmp";
-  spec.devices = {"/dev/nvidia" + environment.device.substr(5), "/dev/nvidiactl", "/dev/nvidia-uvm",
-                  "/dev/nvidia-uvm-tools"};
+  spec.devices = gpu_device_nodes(environment.device);
   spec.stdin_data = job_lines(request, problem);
   spec.limits = request.limits;
   std::chrono::seconds timeout = problem.test_timeout;
