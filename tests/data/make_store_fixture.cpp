@@ -1,13 +1,14 @@
-// Writes the store fixture that store_test's OldDatabase tests open with the current code:
+// Writes the store fixtures that store_test's DatabaseOfAnEarlierVersionIsOpenedAndMigrated opens:
 // leaderboards, users with a token, submissions judged, queued and given back, runs, progress
 // events and a worker, at fixed times. tests/data/store-v4.db and store-v4.sql were written by
 // this program built against the store of schema version 4 (commit 1b9dd45):
 //
-//   c++ -std=c++20 -Isrc tests/data/make_store_fixture.cpp build/libkj_store.a -lsqlite3 \
+//   c++ -std=c++20 -Isrc tests/data/make_store_fixture.cpp build/libkj_store.a -lsqlite3
 //       -lcrypto -ldl -lpthread -o make_store_fixture
 //   ./make_store_fixture sqlite:tests/data/store-v4.db
-//   ./make_store_fixture postgres://USER@HOST:PORT/DB && pg_dump --no-owner --no-privileges \
-//       --inserts postgres://USER@HOST:PORT/DB | grep -v '^\\' > tests/data/store-v4.sql
+//   ./make_store_fixture postgres://USER@HOST:PORT/DB
+//   pg_dump --no-owner --no-privileges --inserts postgres://USER@HOST:PORT/DB
+//       | grep -v '^[\\]' > tests/data/store-v4.sql     (psql's \restrict lines dropped)
 //
 // It prints the API token it issued (store_test checks that it still authenticates).
 #include <chrono>
