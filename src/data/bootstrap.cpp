@@ -174,11 +174,7 @@ sandbox::Spec base_spec(const judge::Environment& environment) {
   spec.env = environment.env;
   spec.binds = environment.binds;
   spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
-  if (environment.device != "cpu") {
-    const std::string index = environment.device.substr(5);
-    spec.devices = {"/dev/nvidia" + index, "/dev/nvidiactl", "/dev/nvidia-uvm",
-                    "/dev/nvidia-uvm-tools"};
-  }
+  spec.devices = judge::gpu_device_nodes(environment.device);
   return spec;
 }
 

@@ -196,18 +196,7 @@ std::optional<fs::path> find_nvcc() {
   return std::nullopt;
 }
 
-fs::path cuda_cache_dir() {
-  if (const char* env = std::getenv("KJ_CUDA_CACHE"); env != nullptr && *env != '\0') {
-    return fs::absolute(env);
-  }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return fs::path(xdg) / "kj" / "cuda";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return fs::path(home) / ".cache" / "kj" / "cuda";
-  }
-  return fs::temp_directory_path() / "kj-cuda-cache";
-}
+fs::path cuda_cache_dir() { return cache_dir("KJ_CUDA_CACHE", "cuda", "kj-cuda-cache"); }
 
 std::string cuda_arch_for(const std::string& device) {
   if (const char* env = std::getenv("KJ_CUDA_ARCH"); env != nullptr && *env != '\0') {
@@ -454,8 +443,7 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
     }
   }
   spec.workdir = "/tmp";
-  spec.devices = {"/dev/nvidia" + environment.device.substr(5), "/dev/nvidiactl", "/dev/nvidia-uvm",
-                  "/dev/nvidia-uvm-tools"};
+  spec.devices = gpu_device_nodes(environment.device);
   spec.stdin_data = job_lines(request, problem);
   spec.limits = request.limits;
   std::chrono::seconds timeout = problem.test_timeout;

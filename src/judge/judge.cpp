@@ -230,6 +230,12 @@ Environment discover_environment(const std::optional<std::string>& python,
   return env;
 }
 
+std::vector<std::string> gpu_device_nodes(std::string_view device) {
+  if (!device.starts_with("cuda:")) return {};
+  return {"/dev/nvidia" + std::string(device.substr(5)), "/dev/nvidiactl", "/dev/nvidia-uvm",
+          "/dev/nvidia-uvm-tools"};
+}
+
 namespace detail {
 
 // The sandbox for one harness run; the task directories are bound read-only from task_root.
@@ -247,11 +253,7 @@ sandbox::Spec harness_spec(const Environment& environment, const fs::path& task_
   spec.binds.push_back({(task_root / "task").string(), kTaskMount, false, false});
   if (with_task_b)
     spec.binds.push_back({(task_root / "task_b").string(), kTaskBMount, false, false});
-  if (environment.device != "cpu") {
-    const std::string index = environment.device.substr(5);
-    spec.devices = {"/dev/nvidia" + index, "/dev/nvidiactl", "/dev/nvidia-uvm",
-                    "/dev/nvidia-uvm-tools"};
-  }
+  spec.devices = gpu_device_nodes(environment.device);
   spec.limits = limits;
   spec.result_fd = 3;
   return spec;

@@ -60,6 +60,10 @@ Environment discover_environment(const std::optional<std::string>& python,
                                  const std::optional<std::string>& harness_dir,
                                  const std::string& device);
 
+// The device nodes a sandboxed run on `device` ("cuda:N") is given: the GPU's own, the control
+// and the unified-memory nodes; none for "cpu".
+std::vector<std::string> gpu_device_nodes(std::string_view device);
+
 // What the static screen found in a submission: a reject ends the evaluation before it runs
 // (security_violation); a flag is shown in the report.
 struct ScreenFinding {

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "judge/detail/not_started.h"
+#include "judge/detail/temp_dir.h"
 
 namespace kj::judge::detail {
 namespace fs = std::filesystem;
@@ -101,18 +102,7 @@ double to_ns(double value, const std::string& unit) {
   return value;  // nsecond
 }
 
-fs::path profiles_dir() {
-  if (const char* env = std::getenv("KJ_PROFILE_DIR"); env != nullptr && *env != '\0') {
-    return fs::absolute(env);
-  }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return fs::path(xdg) / "kj" / "profiles";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return fs::path(home) / ".cache" / "kj" / "profiles";
-  }
-  return fs::temp_directory_path() / "kj-profiles";
-}
+fs::path profiles_dir() { return cache_dir("KJ_PROFILE_DIR", "profiles", "kj-profiles"); }
 
 EvalResult not_profiled(const EvalRequest& request, const Environment& environment,
                         std::string why) {

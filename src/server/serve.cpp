@@ -56,30 +56,6 @@ class ExpiredLeaseSweeper {
   std::thread thread_;
 };
 
-// Blocks SIGINT and SIGTERM in every thread started after it, so the main thread can wait for
-// them with sigwait; restores the mask on destruction.
-class ShutdownSignals {
- public:
-  ShutdownSignals() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
-  }
-  ~ShutdownSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  ShutdownSignals(const ShutdownSignals&) = delete;
-  ShutdownSignals& operator=(const ShutdownSignals&) = delete;
-  int wait() const {
-    int signal = 0;
-    sigwait(&set_, &signal);
-    return signal;
-  }
-
- private:
-  sigset_t set_{};
-  sigset_t previous_{};
-};
-
 // Writes the client config (server URL and admin token) when the user has none yet, so
 // `kj submit` works from this account without flags.
 void write_client_config(const std::string& url, const std::string& token) {
@@ -99,7 +75,7 @@ void write_client_config(const std::string& url, const std::string& token) {
 }  // namespace
 
 int serve(const ServeOptions& options) {
-  ShutdownSignals signals;
+  worker::ShutdownSignals signals;
   std::shared_ptr<store::Store> store = store::open_store(options.store_url);
   if (const int n = store->recover_running_jobs(); n > 0) {
     std::cout << "recovered " << n << " job(s) left running by a previous server\n";

@@ -1,7 +1,7 @@
 // The judge's persistent state behind one interface: leaderboards, users and API tokens, code
 // (deduplicated by SHA-256), submissions, the job queue (claim, lease, heartbeat, complete), runs,
-// progress events, rankings and rate-limit windows. SQLite is built in; a PostgreSQL backend
-// implements the same interface (docs/store.md). No business rules: the server decides who may
+// progress events, rankings and rate-limit windows, in SQLite (built in) or PostgreSQL: one SQL
+// implementation over both (docs/store.md). No business rules: the server decides who may
 // submit what, the worker decides verdicts; the store keeps the data consistent.
 #pragma once
 
@@ -366,9 +366,9 @@ class Store {
   // present are skipped. The `leaderboards` are created first in the same transaction, their
   // ids written to `created` (in order) before `next` is first called. `next` fills in the next
   // submission (the object is reused from call to call) and returns false after the last; an
-  // exception from `next` rolls everything back, the leaderboards included. SQLite calls `next`
-  // on a second thread, one call at a time, a few submissions ahead of the inserts. Returns how
-  // many submissions were added.
+  // exception from `next` rolls everything back, the leaderboards included. `next` is called
+  // on a second thread, one call at a time, a batch of submissions ahead of the inserts. Returns
+  // how many submissions were added.
   virtual int import_submissions(std::span<const NewLeaderboard> leaderboards,
                                  std::vector<Id>& created,
                                  const std::function<bool(ImportedSubmission&)>& next) = 0;

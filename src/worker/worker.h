@@ -3,6 +3,8 @@
 // one process (one per GPU) or in several; each has its own store connection.
 #pragma once
 
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -204,6 +206,23 @@ struct WorkerProcessOptions {
   WorkerOptions worker;   // template (python, harness, lease, timing)
 };
 int run_worker_process(const WorkerProcessOptions& options);
+
+// Blocks SIGINT and SIGTERM for this thread and the threads it starts, so that a process (`kj
+// serve`, `kj worker`) takes them with wait() and stops in order; restores the mask on
+// destruction.
+class ShutdownSignals {
+ public:
+  ShutdownSignals();
+  ~ShutdownSignals();
+  ShutdownSignals(const ShutdownSignals&) = delete;
+  ShutdownSignals& operator=(const ShutdownSignals&) = delete;
+  // The signal taken; 0 when none came within `timeout` (none: waits until one comes).
+  int wait(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
+
+ private:
+  sigset_t set_{};
+  sigset_t previous_{};
+};
 
 // `kj workers`: the registered workers as a table.
 std::string format_workers(const std::vector<store::WorkerStatus>& workers, store::Time now);

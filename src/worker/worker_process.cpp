@@ -13,31 +13,6 @@
 namespace kj::worker {
 namespace {
 
-// Blocks SIGINT and SIGTERM for this thread and those it starts; restores the mask on
-// destruction. wait() returns the signal, or 0 after `timeout`.
-class ShutdownSignals {
- public:
-  ShutdownSignals() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
-  }
-  ~ShutdownSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  ShutdownSignals(const ShutdownSignals&) = delete;
-  ShutdownSignals& operator=(const ShutdownSignals&) = delete;
-  int wait(std::chrono::milliseconds timeout) const {
-    timespec wait_for{static_cast<time_t>(timeout.count() / 1000),
-                      static_cast<long>((timeout.count() % 1000) * 1000000)};
-    const int signal = sigtimedwait(&set_, nullptr, &wait_for);
-    return signal > 0 ? signal : 0;
-  }
-
- private:
-  sigset_t set_{};
-  sigset_t previous_{};
-};
-
 std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -52,6 +27,24 @@ std::string age(store::Time now, store::Time then) {
 }
 
 }  // namespace
+
+ShutdownSignals::ShutdownSignals() {
+  sigemptyset(&set_);
+  sigaddset(&set_, SIGINT);
+  sigaddset(&set_, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+}
+
+ShutdownSignals::~ShutdownSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+int ShutdownSignals::wait(std::optional<std::chrono::milliseconds> timeout) const {
+  int signal = 0;
+  if (!timeout) return sigwait(&set_, &signal) == 0 ? signal : 0;
+  const timespec wait_for{static_cast<time_t>(timeout->count() / 1000),
+                          static_cast<long>((timeout->count() % 1000) * 1000000)};
+  signal = sigtimedwait(&set_, nullptr, &wait_for);
+  return signal > 0 ? signal : 0;
+}
 
 int run_worker_process(const WorkerProcessOptions& options) {
   ShutdownSignals signals;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "judge/detail/cuda.h"
@@ -201,6 +202,34 @@ TEST(Profile, SaysPlainlyWhenItCannotProfile) {
   EXPECT_NE(no_ncu.reason.find("Nsight Compute (ncu) is not installed"), std::string::npos)
       << no_ncu.reason;
   EXPECT_FALSE(no_ncu.outcome.started);
+}
+
+// Where compiled kernels are kept between runs: $KJ_CUDA_CACHE, else under $XDG_CACHE_HOME, else
+// under ~/.cache (the environment restored afterwards).
+TEST(CudaCache, FollowsTheOverrideThenXdgThenHome) {
+  const auto saved = [](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  };
+  const auto old_override = saved("KJ_CUDA_CACHE"), old_xdg = saved("XDG_CACHE_HOME"),
+             old_home = saved("HOME");
+  ASSERT_EQ(setenv("KJ_CUDA_CACHE", "/srv/kj-cache", 1), 0);
+  ASSERT_EQ(setenv("XDG_CACHE_HOME", "/xdg", 1), 0);
+  ASSERT_EQ(setenv("HOME", "/home/judge", 1), 0);
+  EXPECT_EQ(kj::judge::detail::cuda_cache_dir(), fs::path("/srv/kj-cache"));
+  unsetenv("KJ_CUDA_CACHE");
+  EXPECT_EQ(kj::judge::detail::cuda_cache_dir(), fs::path("/xdg/kj/cuda"));
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(kj::judge::detail::cuda_cache_dir(), fs::path("/home/judge/.cache/kj/cuda"));
+  for (const auto& [name, value] :
+       {std::pair{"KJ_CUDA_CACHE", old_override}, std::pair{"XDG_CACHE_HOME", old_xdg},
+        std::pair{"HOME", old_home}}) {
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
 }
 
 }  // namespace

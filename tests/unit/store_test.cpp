@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/detail/libpq.h"
+#include "store/detail/dialect.h"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -42,6 +42,11 @@ using kj::store::Visibility;
 namespace {
 
 const std::vector<std::string> kH200 = {"H200"};
+// The tokens tests/data/make_store_fixture.cpp issued to alice in the store-v4 fixtures.
+constexpr const char* kSqliteFixtureToken =
+    "kj_9da78131867f329ece3fd10144f7565cb32bdee7acd596245053103e5e037868";
+constexpr const char* kPostgresFixtureToken =
+    "kj_304feb6acac905763bec2cb8f26e5479b3667abae83dd2884384c3368afcfe92";
 
 // Every test runs on SQLite and, when $KJ_TEST_POSTGRES_URL names a PostgreSQL server
 // (postgres://USER@HOST:PORT, allowed to create databases), on a fresh database there.
@@ -63,22 +68,23 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
       }
       server_ = server;
       database_ = "kj_store_test_" + unique;
-      admin().exec("CREATE DATABASE " + database_);
+      admin()->script("CREATE DATABASE " + database_);
       url_ = server_ + "/" + database_;
     }
   }
   void TearDown() override {
     store_.reset();
     fs::remove_all(dir_);
-    if (!database_.empty()) admin().exec("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
+    if (!database_.empty())
+      admin()->script("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
   }
-  kj::store::detail::PgConnection admin() {
-    return kj::store::detail::PgConnection(server_ + "/postgres");
+  std::unique_ptr<kj::store::detail::SqlConnection> admin() {
+    return kj::store::detail::postgres_connection(server_ + "/postgres");
   }
   // Runs SQL on the test's database behind the store's back.
   void exec_raw(const std::string& sql) {
     if (postgres()) {
-      kj::store::detail::PgConnection(url_).exec(sql);
+      kj::store::detail::postgres_connection(url_)->script(sql);
       return;
     }
     sqlite3* raw = nullptr;
@@ -87,7 +93,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     sqlite3_close(raw);
   }
   std::int64_t query_int(const std::string& sql) {
-    if (postgres()) return kj::store::detail::PgConnection(url_).exec(sql).int64(0, 0);
+    if (postgres()) return *kj::store::detail::postgres_connection(url_)->scalar(sql);
     sqlite3* raw = nullptr;
     EXPECT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
     sqlite3_stmt* statement = nullptr;
@@ -248,6 +254,65 @@ TEST_P(StoreTest, UrlsSelectTheBackend) {
   }
   EXPECT_THROW(open_store("sqlite:"), StoreError);
   EXPECT_THROW(open_store("sqlite:" + (dir_ / "missing-dir" / "kj.db").string()), StoreError);
+}
+
+// A database written by the store of schema version 4 (tests/data/make_store_fixture.cpp): a
+// SQLite file, and a pg_dump restored into this test's PostgreSQL database. Opened by this build,
+// it is migrated and everything in it reads back; its queue goes on where it stopped.
+TEST_P(StoreTest, DatabaseOfAnEarlierVersionIsOpenedAndMigrated) {
+  const fs::path data = fs::path(KJ_SOURCE_DIR) / "tests" / "data";
+  if (postgres()) {
+    kj::store::detail::postgres_connection(url_)->script(file_bytes(data / "store-v4.sql"));
+  } else {
+    fs::copy_file(data / "store-v4.db", path_);
+  }
+  open();
+  EXPECT_EQ(store_->schema_version(), kj::store::latest_schema_version());
+  auto board = store_->get_leaderboard("vectoradd");
+  ASSERT_TRUE(board.has_value());
+  EXPECT_EQ(board->gpu_types, (std::vector<std::string>{"H100", "cpu"}));
+  EXPECT_EQ(board->deadline, Time(std::chrono::seconds(1'900'000'000)));
+  EXPECT_EQ(store_->list_leaderboards(false).size(), 1u);
+  EXPECT_EQ(store_->list_leaderboards(true).size(), 2u);
+  auto alice = store_->user_for_token(postgres() ? kPostgresFixtureToken : kSqliteFixtureToken);
+  ASSERT_TRUE(alice.has_value());
+  EXPECT_EQ(alice->name, "alice");
+  EXPECT_TRUE(alice->is_admin);
+
+  auto ranking = store_->ranking(board->id, "cpu");
+  ASSERT_EQ(ranking.size(), 2u);
+  EXPECT_EQ(ranking[0].user_name, "bob");
+  EXPECT_EQ(ranking[0].score, 1.25e-6);
+  EXPECT_EQ(ranking[1].user_name, "alice");
+  auto judged = store_->get_submission(ranking[1].submission_id);
+  ASSERT_TRUE(judged.has_value());
+  EXPECT_EQ(judged->verdict, "accepted");
+  EXPECT_EQ(store_->get_code(judged->code_sha256), std::string("alice\0code", 10));
+  auto runs = store_->submission_runs(judged->id);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].secret);
+  EXPECT_TRUE(runs[1].secret);
+  EXPECT_EQ(runs[0].result_json, R"({"check":"pass"})");
+  EXPECT_EQ(store_->progress_since(runs[0].job_id, 0).size(), 1u);
+  EXPECT_EQ(store_->count_jobs_by_state()[JobState::queued], 2);
+  EXPECT_EQ(store_->list_workers().size(), 1u);
+
+  // The job given back after a fault comes first, on its second attempt; then the other one.
+  const std::vector<std::string> cpu = {"cpu"};
+  auto retry = store_->claim_next_job("host-b:cpu", cpu, 60s);
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(retry->submission.file_name, "retry.py");
+  EXPECT_EQ(retry->lease.attempt, 2);
+  EXPECT_EQ(retry->code, "retry code");
+  EXPECT_TRUE(store_->complete(retry->lease, accepted_outcome(3e-6, now())));
+  auto queued = store_->claim_next_job("host-b:cpu", cpu, 60s);
+  ASSERT_TRUE(queued.has_value());
+  EXPECT_EQ(queued->submission.file_name, "queued.py");
+  EXPECT_EQ(queued->lease.attempt, 1);
+  // New rows take ids after the old ones.
+  EXPECT_GT(store_->create_user("carol", false).id, alice->id);
+  auto added = submit(alice->id, board->id, "new code", "test", "cpu");
+  EXPECT_GT(added.id, queued->submission.id);
 }
 
 // ---- leaderboards ---------------------------------------------------------------------------
@@ -949,12 +1014,12 @@ TEST_P(StoreTest, CompletionWaitingOnTheSweeperRecordsNothing) {
       "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
       "'lease expired' WHERE id = " +
       std::to_string(claimed->job.id);
-  std::optional<kj::store::detail::PgConnection> pg_sweeper;
+  std::unique_ptr<kj::store::detail::SqlConnection> pg_sweeper;
   sqlite3* sqlite_sweeper = nullptr;
   if (postgres()) {
-    pg_sweeper.emplace(url_);
-    pg_sweeper->exec("BEGIN");
-    pg_sweeper->exec(requeue);
+    pg_sweeper = kj::store::detail::postgres_connection(url_);
+    pg_sweeper->script("BEGIN");
+    pg_sweeper->script(requeue);
   } else {
     ASSERT_EQ(sqlite3_open(path_.c_str(), &sqlite_sweeper), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(sqlite_sweeper, ("BEGIN IMMEDIATE; " + requeue).c_str(), nullptr,
@@ -967,7 +1032,7 @@ TEST_P(StoreTest, CompletionWaitingOnTheSweeperRecordsNothing) {
   EXPECT_EQ(completion.wait_for(500ms), std::future_status::timeout)
       << "the completion did not wait for the sweeper's transaction";
   if (postgres()) {
-    pg_sweeper->exec("COMMIT");
+    pg_sweeper->script("COMMIT");
   } else {
     EXPECT_EQ(sqlite3_exec(sqlite_sweeper, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(sqlite_sweeper);
@@ -1053,8 +1118,9 @@ TEST_P(StoreTest, QueueStatementsWorkAgainAfterTheConnectionWasDropped) {
   auto first = submit(alice, board, "first");
   auto second = submit(alice, board, "second");
   auto drop_connections = [&] {
-    admin().exec("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
-                 database_ + "'");
+    admin()->script(
+        "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
+        database_ + "'");
   };
   auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
   ASSERT_TRUE(claimed.has_value());

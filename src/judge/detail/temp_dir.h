@@ -1,5 +1,5 @@
-// A host directory of the judge's, removed with everything in it when its owner goes away.
-// Internal to src/judge.
+// Host directories of the judge's: a temporary one, removed with everything in it when its owner
+// goes away, and the caches kept between runs. Internal to src/judge.
 #pragma once
 
 #include <stdlib.h>
@@ -41,5 +41,22 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A cache of kj's kept between runs: $<override_variable> when set, else
+// $XDG_CACHE_HOME/kj/<name>, else ~/.cache/kj/<name>, else <temp>/<temp_name>.
+inline std::filesystem::path cache_dir(const char* override_variable, std::string_view name,
+                                       std::string_view temp_name) {
+  const auto set = [](const char* value) { return value != nullptr && *value != '\0'; };
+  if (const char* path = std::getenv(override_variable); set(path)) {
+    return std::filesystem::absolute(path);
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); set(xdg)) {
+    return std::filesystem::path(xdg) / "kj" / name;
+  }
+  if (const char* home = std::getenv("HOME"); set(home)) {
+    return std::filesystem::path(home) / ".cache" / "kj" / name;
+  }
+  return std::filesystem::temp_directory_path() / temp_name;
+}
 
 }  // namespace kj::judge::detail

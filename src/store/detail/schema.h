@@ -1,8 +1,14 @@
-// The SQLite schema as numbered migrations. A released migration is never edited: a change is a
-// new migration appended to the list. Times are INTEGER unix microseconds.
+// The schema as numbered migrations, one list for both databases. A released migration is never
+// edited: a change is a new migration appended to the list. Times are unix microseconds in 64-bit
+// integers, flags 0/1 integers. Where the databases spell a type differently the text holds a
+// {FRAGMENT} that the dialect fills in (render_migration): {ID} an auto-numbered 64-bit primary
+// key, {INT64}, {REAL}, {BYTES}, {BYTES_LENGTH}(...), {WITHOUT_ROWID}, and the check that a
+// column holds JSON, {JSON_VALID}column{/JSON_VALID}.
 #pragma once
 
 #include <span>
+#include <string>
+#include <string_view>
 
 namespace kj::store::detail {
 
@@ -12,103 +18,103 @@ struct Migration {
   const char* sql;
 };
 
-inline constexpr Migration kSqliteMigrations[] = {
+inline constexpr Migration kMigrations[] = {
     {1, "leaderboards, users, tokens, code, submissions, jobs, runs, progress events", R"sql(
 CREATE TABLE leaderboards (
-  id INTEGER PRIMARY KEY,
+  id {ID},
   name TEXT NOT NULL UNIQUE CHECK (name <> ''),
   problem_dir TEXT NOT NULL,
   task_yaml TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
-  deadline INTEGER,
-  secret_seed INTEGER NOT NULL,
+  deadline {INT64},
+  secret_seed {INT64} NOT NULL,
   visibility TEXT NOT NULL CHECK (visibility IN ('public', 'hidden')),
-  created_at INTEGER NOT NULL,
-  synced_at INTEGER NOT NULL
+  created_at {INT64} NOT NULL,
+  synced_at {INT64} NOT NULL
 );
 CREATE TABLE leaderboard_gpu_types (
-  leaderboard_id INTEGER NOT NULL REFERENCES leaderboards (id) ON DELETE CASCADE,
+  leaderboard_id {INT64} NOT NULL REFERENCES leaderboards (id) ON DELETE CASCADE,
   gpu_type TEXT NOT NULL CHECK (gpu_type <> ''),
   PRIMARY KEY (leaderboard_id, gpu_type)
-) WITHOUT ROWID;
+){WITHOUT_ROWID};
 CREATE TABLE users (
-  id INTEGER PRIMARY KEY,
+  id {ID},
   name TEXT NOT NULL UNIQUE CHECK (name <> ''),
   is_admin INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
-  created_at INTEGER NOT NULL
+  created_at {INT64} NOT NULL
 );
 CREATE TABLE api_tokens (
-  id INTEGER PRIMARY KEY,
-  user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-  token_sha256 BLOB NOT NULL UNIQUE CHECK (length(token_sha256) = 32),
+  id {ID},
+  user_id {INT64} NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  token_sha256 {BYTES} NOT NULL UNIQUE CHECK ({BYTES_LENGTH}(token_sha256) = 32),
   label TEXT NOT NULL DEFAULT '',
-  created_at INTEGER NOT NULL,
-  revoked_at INTEGER
+  created_at {INT64} NOT NULL,
+  revoked_at {INT64}
 );
 CREATE INDEX api_tokens_by_user ON api_tokens (user_id);
 CREATE TABLE code_files (
-  id INTEGER PRIMARY KEY,
+  id {ID},
   sha256 TEXT NOT NULL UNIQUE CHECK (length(sha256) = 64),
-  code BLOB NOT NULL,
-  created_at INTEGER NOT NULL
+  code {BYTES} NOT NULL,
+  created_at {INT64} NOT NULL
 );
 CREATE TABLE submissions (
-  id INTEGER PRIMARY KEY,
-  user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-  leaderboard_id INTEGER NOT NULL REFERENCES leaderboards (id) ON DELETE CASCADE,
+  id {ID},
+  user_id {INT64} NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  leaderboard_id {INT64} NOT NULL REFERENCES leaderboards (id) ON DELETE CASCADE,
   file_name TEXT NOT NULL CHECK (file_name <> ''),
-  code_id INTEGER NOT NULL REFERENCES code_files (id),
+  code_id {INT64} NOT NULL REFERENCES code_files (id),
   gpu_type TEXT NOT NULL CHECK (gpu_type <> ''),
   mode TEXT NOT NULL CHECK (mode <> ''),
-  created_at INTEGER NOT NULL,
+  created_at {INT64} NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
   verdict TEXT,
-  score REAL,
+  score {REAL},
   hacked INTEGER NOT NULL DEFAULT 0 CHECK (hacked IN (0, 1))
 );
 CREATE INDEX submissions_by_user ON submissions (user_id, leaderboard_id, created_at);
 CREATE INDEX submissions_by_leaderboard ON submissions (leaderboard_id, gpu_type);
 CREATE TABLE jobs (
-  id INTEGER PRIMARY KEY,
-  submission_id INTEGER NOT NULL REFERENCES submissions (id) ON DELETE CASCADE,
+  id {ID},
+  submission_id {INT64} NOT NULL REFERENCES submissions (id) ON DELETE CASCADE,
   gpu_type TEXT NOT NULL CHECK (gpu_type <> ''),
   state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),
   attempts INTEGER NOT NULL DEFAULT 0,
   lease_owner TEXT,
-  lease_expires_at INTEGER,
+  lease_expires_at {INT64},
   error TEXT NOT NULL DEFAULT '',
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  created_at {INT64} NOT NULL,
+  updated_at {INT64} NOT NULL
 );
 CREATE INDEX jobs_by_submission ON jobs (submission_id);
 CREATE INDEX jobs_queued ON jobs (gpu_type, id) WHERE state = 'queued';
 CREATE INDEX jobs_running ON jobs (lease_expires_at) WHERE state = 'running';
 CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
-  submission_id INTEGER NOT NULL REFERENCES submissions (id) ON DELETE CASCADE,
-  job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  id {ID},
+  submission_id {INT64} NOT NULL REFERENCES submissions (id) ON DELETE CASCADE,
+  job_id {INT64} NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
   mode TEXT NOT NULL CHECK (mode <> ''),
   runner TEXT NOT NULL,
   secret INTEGER NOT NULL DEFAULT 0 CHECK (secret IN (0, 1)),
-  score REAL,
+  score {REAL},
   passed INTEGER NOT NULL CHECK (passed IN (0, 1)),
-  compilation_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(compilation_json)),
-  result_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(result_json)),
-  system_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(system_json)),
-  start_time INTEGER NOT NULL,
-  end_time INTEGER NOT NULL
+  compilation_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}compilation_json{/JSON_VALID}),
+  result_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}result_json{/JSON_VALID}),
+  system_json TEXT NOT NULL DEFAULT '{}' CHECK ({JSON_VALID}system_json{/JSON_VALID}),
+  start_time {INT64} NOT NULL,
+  end_time {INT64} NOT NULL
 );
 CREATE INDEX runs_by_submission ON runs (submission_id);
 CREATE INDEX runs_ranked ON runs (submission_id, score)
   WHERE mode = 'leaderboard' AND passed = 1 AND secret = 0 AND score IS NOT NULL;
 CREATE INDEX runs_failed_secret ON runs (submission_id) WHERE secret = 1 AND passed = 0;
 CREATE TABLE job_events (
-  job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
-  seq INTEGER NOT NULL,
-  time INTEGER NOT NULL,
-  event_json TEXT NOT NULL CHECK (json_valid(event_json)),
+  job_id {INT64} NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  seq {INT64} NOT NULL,
+  time {INT64} NOT NULL,
+  event_json TEXT NOT NULL CHECK ({JSON_VALID}event_json{/JSON_VALID}),
   PRIMARY KEY (job_id, seq)
-) WITHOUT ROWID;
+){WITHOUT_ROWID};
 )sql"},
     {2, "workers: registration, state, heartbeat, drain requests", R"sql(
 CREATE TABLE workers (
@@ -118,10 +124,10 @@ CREATE TABLE workers (
   gpu_type TEXT NOT NULL CHECK (gpu_type <> ''),
   gpu_count INTEGER NOT NULL DEFAULT 0,
   state TEXT NOT NULL,
-  current_job_id INTEGER,
+  current_job_id {INT64},
   drain INTEGER NOT NULL DEFAULT 0 CHECK (drain IN (0, 1)),
-  started_at INTEGER NOT NULL,
-  heartbeat_at INTEGER NOT NULL
+  started_at {INT64} NOT NULL,
+  heartbeat_at {INT64} NOT NULL
 );
 CREATE INDEX workers_by_job ON workers (current_job_id) WHERE current_job_id IS NOT NULL;
 )sql"},
@@ -136,6 +142,31 @@ ALTER TABLE jobs ADD COLUMN gpus_needed INTEGER NOT NULL DEFAULT 1 CHECK (gpus_n
 )sql"},
 };
 
-inline std::span<const Migration> sqlite_migrations() { return kSqliteMigrations; }
+inline std::span<const Migration> migrations() { return kMigrations; }
+
+// How one database spells the schema's {FRAGMENT}s.
+struct SchemaSpelling {
+  std::string_view id, int64, real, bytes, bytes_length, without_rowid, json_valid, json_valid_end;
+};
+
+// The migration's SQL in one database's spelling.
+inline std::string render_migration(std::string_view sql, const SchemaSpelling& spelling) {
+  const std::pair<std::string_view, std::string_view> fragments[] = {
+      {"{ID}", spelling.id},
+      {"{INT64}", spelling.int64},
+      {"{REAL}", spelling.real},
+      {"{BYTES}", spelling.bytes},
+      {"{BYTES_LENGTH}", spelling.bytes_length},
+      {"{WITHOUT_ROWID}", spelling.without_rowid},
+      {"{JSON_VALID}", spelling.json_valid},
+      {"{/JSON_VALID}", spelling.json_valid_end}};
+  std::string out(sql);
+  for (const auto& [name, text] : fragments) {
+    for (auto at = out.find(name); at != std::string::npos; at = out.find(name, at + text.size())) {
+      out.replace(at, name.size(), text);
+    }
+  }
+  return out;
+}
 
 }  // namespace kj::store::detail

@@ -1,0 +1,168 @@
+// The SQL driver interface the store is written against: a connection that runs statements with
+// typed parameters, a cursor over the rows they return, and a transaction. SQLite (sqlite.cpp)
+// and PostgreSQL (postgres.cpp) implement it. Statements are written once, with $1, $2, ...
+// placeholders; CAST(x AS T) where PostgreSQL must be told a parameter's type.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "store/store.h"
+
+namespace kj::store::detail {
+
+// A failed statement, and what of it the store must know.
+class SqlError : public std::runtime_error {
+ public:
+  enum class Kind {
+    other,
+    unique_violation,
+    busy,             // another connection holds the database (SQLite)
+    connection_lost,  // nothing was committed: retrying is safe (never said of COMMIT)
+  };
+  SqlError(const std::string& message, Kind kind) : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// Bytes bound as a BLOB / bytea (text is bound as text).
+struct Bytes {
+  std::string_view data;
+};
+
+// One statement parameter; times are bound as unix microseconds, flags as 0/1.
+class SqlParam {
+ public:
+  using Value = std::variant<std::monostate, std::int64_t, double, std::string_view, Bytes>;
+  SqlParam(std::nullopt_t) {}
+  SqlParam(std::int64_t value) : value_(value) {}
+  SqlParam(int value) : value_(std::int64_t{value}) {}
+  SqlParam(bool value) : value_(std::int64_t{value}) {}
+  SqlParam(double value) : value_(value) {}
+  SqlParam(std::string_view value) : value_(value) {}
+  SqlParam(const std::string& value) : value_(std::string_view(value)) {}
+  SqlParam(const char* value) : value_(std::string_view(value)) {}
+  SqlParam(Bytes value) : value_(value) {}
+  SqlParam(Time value) : value_(std::int64_t{value.time_since_epoch().count()}) {}
+  template <typename T>
+  SqlParam(const std::optional<T>& value) {
+    if (value) *this = SqlParam(*value);
+  }
+  const Value& value() const { return value_; }
+
+ private:
+  Value value_;
+};
+using SqlParams = std::initializer_list<SqlParam>;
+
+// The rows of one statement, read forward. Column accessors read the current row.
+class SqlRows {
+ public:
+  virtual ~SqlRows() = default;
+  virtual bool next() = 0;  // true while a row is available
+  virtual bool is_null(int column) const = 0;
+  virtual std::int64_t int64(int column) const = 0;
+  virtual double real(int column) const = 0;
+  virtual std::string text(int column) const = 0;                   // NULL: empty
+  virtual void bytes_into(int column, std::string& out) const = 0;  // a BLOB / bytea, byte-exact
+
+  std::string bytes(int column) const {
+    std::string out;
+    bytes_into(column, out);
+    return out;
+  }
+  std::optional<std::int64_t> optional_int64(int column) const {
+    return is_null(column) ? std::nullopt : std::optional(int64(column));
+  }
+  std::optional<double> optional_real(int column) const {
+    return is_null(column) ? std::nullopt : std::optional(real(column));
+  }
+  Time time(int column) const { return Time(std::chrono::microseconds(int64(column))); }
+  std::optional<Time> optional_time(int column) const {
+    return is_null(column) ? std::nullopt : std::optional(time(column));
+  }
+};
+
+enum class Access { write, snapshot };  // a read-write transaction, or one consistent read
+
+class SqlConnection {
+ public:
+  virtual ~SqlConnection() = default;
+  // Runs a statement; the rows it returns (RETURNING included) are read from the cursor, which
+  // must be dropped before the statement is run again.
+  virtual std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) = 0;
+  // Runs a statement to its end; how many rows it inserted, updated or deleted.
+  virtual int exec(std::string_view sql, SqlParams params = {}) = 0;
+  // Runs an INSERT of one row into a table with an `id` key; the new row's id.
+  virtual std::int64_t insert(std::string_view sql, SqlParams params) = 0;
+  // Several statements without parameters (migrations).
+  virtual void script(const std::string& sql) = 0;
+  void begin(Access access) { script(begin_statement(access)); }
+  virtual void commit() { script("COMMIT"); }
+  void rollback() noexcept {
+    try {
+      if (usable()) script("ROLLBACK");
+    } catch (const std::exception&) {
+      // The database already rolled back (after an I/O error, or with the lost connection).
+    }
+  }
+  // BEGIN as this database spells the transaction.
+  virtual std::string begin_statement(Access access) const = 0;
+  // False once the connection failed for good (a PostgreSQL server went away).
+  virtual bool usable() const = 0;
+
+  // Every row of the statement, each made a value by `read`.
+  template <typename Read>
+  auto all(std::string_view sql, SqlParams params, Read read) {
+    auto rows = query(sql, params);
+    std::vector<std::decay_t<decltype(read(*rows))>> values;
+    while (rows->next()) values.push_back(read(*rows));
+    return values;
+  }
+  // The first row made a value by `read`; nullopt when there is no row.
+  template <typename Read>
+  auto first(std::string_view sql, SqlParams params, Read read)
+      -> std::optional<std::decay_t<decltype(read(std::declval<const SqlRows&>()))>> {
+    auto rows = query(sql, params);
+    if (!rows->next()) return std::nullopt;
+    return read(*rows);
+  }
+  // The first row's first column as an integer; nullopt when there is no row.
+  std::optional<std::int64_t> scalar(std::string_view sql, SqlParams params = {}) {
+    return first(sql, params, [](const SqlRows& row) { return row.int64(0); });
+  }
+};
+
+// A transaction, rolled back unless commit() was called.
+class SqlTransaction {
+ public:
+  explicit SqlTransaction(SqlConnection& connection, Access access = Access::write)
+      : connection_(connection) {
+    connection_.begin(access);
+  }
+  ~SqlTransaction() {
+    if (open_) connection_.rollback();
+  }
+  SqlTransaction(const SqlTransaction&) = delete;
+  SqlTransaction& operator=(const SqlTransaction&) = delete;
+  void commit() {
+    open_ = false;
+    connection_.commit();
+  }
+
+ private:
+  SqlConnection& connection_;
+  bool open_ = true;
+};
+
+}  // namespace kj::store::detail

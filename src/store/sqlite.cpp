@@ -1,0 +1,363 @@
+// SQLite under the SQL store: the driver (a connection with a cache of prepared statements) and
+// the dialect. One connection in WAL mode; writes hold the database's write lock (BEGIN
+// IMMEDIATE), so rows need no locks of their own; wake-ups are a signal shared by the stores of
+// this process on the same file.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "store/detail/dialect.h"
+
+namespace kj::store::detail {
+namespace {
+
+// A failed SQLite call, by its extended result code.
+SqlError sqlite_error(int code, const std::string& message) {
+  const bool unique = code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY;
+  return SqlError(message, unique                         ? SqlError::Kind::unique_violation
+                           : (code & 0xff) == SQLITE_BUSY ? SqlError::Kind::busy
+                                                          : SqlError::Kind::other);
+}
+
+[[noreturn]] void fail(sqlite3* db, int code, std::string_view what) {
+  throw sqlite_error(db ? sqlite3_extended_errcode(db) : code,
+                     std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(code)));
+}
+
+void check(sqlite3* db, int code, std::string_view what) {
+  if (code != SQLITE_OK) fail(db, code, what);
+}
+
+// $N placeholders as SQLite's ?N (the statements hold no '$' elsewhere).
+std::string sqlite_placeholders(std::string_view sql) {
+  std::string out(sql);
+  std::replace(out.begin(), out.end(), '$', '?');
+  return out;
+}
+
+void bind(sqlite3* db, sqlite3_stmt* statement, int index, const SqlParam& param) {
+  struct Binder {
+    sqlite3_stmt* s;
+    int i;
+    int operator()(std::monostate) const { return sqlite3_bind_null(s, i); }
+    int operator()(std::int64_t v) const { return sqlite3_bind_int64(s, i, v); }
+    int operator()(double v) const { return sqlite3_bind_double(s, i, v); }
+    int operator()(std::string_view v) const {
+      return sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    }
+    int operator()(Bytes v) const {
+      return sqlite3_bind_blob64(s, i, v.data.data(), v.data.size(), SQLITE_TRANSIENT);
+    }
+  };
+  check(db, std::visit(Binder{statement, index}, param.value()), "bind");
+}
+
+// Steps a cached statement; resets it and clears its bindings when dropped.
+class SqliteRows final : public SqlRows {
+ public:
+  SqliteRows(sqlite3* db, sqlite3_stmt* statement) : db_(db), statement_(statement) {}
+  ~SqliteRows() override {
+    sqlite3_reset(statement_);
+    sqlite3_clear_bindings(statement_);
+  }
+  SqliteRows(const SqliteRows&) = delete;
+  SqliteRows& operator=(const SqliteRows&) = delete;
+
+  bool next() override {
+    const int code = sqlite3_step(statement_);
+    if (code == SQLITE_ROW) return true;
+    if (code == SQLITE_DONE) return false;
+    fail(db_, code, "step");
+  }
+  bool is_null(int column) const override {
+    return sqlite3_column_type(statement_, column) == SQLITE_NULL;
+  }
+  std::int64_t int64(int column) const override { return sqlite3_column_int64(statement_, column); }
+  double real(int column) const override { return sqlite3_column_double(statement_, column); }
+  std::string text(int column) const override { return bytes(column); }  // UTF-8 as stored
+  void bytes_into(int column, std::string& out) const override {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(statement_, column));
+    const auto size = data ? sqlite3_column_bytes(statement_, column) : 0;  // after the blob
+    out.assign(data ? data : "", static_cast<std::size_t>(size));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* statement_;
+};
+
+// One database file. Statements are prepared once (their $N placeholders read as ?N) and kept.
+class SqliteConnection final : public SqlConnection {
+ public:
+  SqliteConnection(const std::string& path, std::chrono::milliseconds busy_timeout) {
+    sqlite3* db = nullptr;
+    const int code =
+        sqlite3_open_v2(path.c_str(), &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    db_.reset(db);
+    if (code != SQLITE_OK) fail(db, code, "open " + path);
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
+  }
+
+  std::unique_ptr<SqlRows> query(std::string_view sql, SqlParams params = {}) override {
+    sqlite3_stmt* statement = prepared(sql);
+    auto rows = std::make_unique<SqliteRows>(db_.get(), statement);
+    int index = 1;
+    for (const auto& param : params) bind(db_.get(), statement, index++, param);
+    return rows;
+  }
+  int exec(std::string_view sql, SqlParams params = {}) override {
+    for (auto rows = query(sql, params); rows->next();) {
+    }
+    return sqlite3_changes(db_.get());
+  }
+  // No RETURNING: in SQLite it costs more than reading the id back.
+  std::int64_t insert(std::string_view sql, SqlParams params) override {
+    exec(sql, params);
+    return sqlite3_last_insert_rowid(db_.get());
+  }
+  void script(const std::string& sql) override {
+    char* error = nullptr;
+    const int code = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &error);
+    if (code == SQLITE_OK) return;
+    std::string message = error ? error : sqlite3_errstr(code);
+    sqlite3_free(error);
+    throw sqlite_error(sqlite3_extended_errcode(db_.get()), message);
+  }
+  // BEGIN IMMEDIATE takes the write lock up front, so a read-then-write cannot race another
+  // connection; a snapshot reads from its first statement on.
+  std::string begin_statement(Access access) const override {
+    return access == Access::write ? "BEGIN IMMEDIATE" : "BEGIN";
+  }
+  bool usable() const override { return true; }
+
+ private:
+  sqlite3_stmt* prepared(std::string_view sql) {
+    auto found = statements_.find(std::string(sql));
+    if (found != statements_.end()) return found->second.get();
+    const std::string text = sqlite_placeholders(sql);
+    sqlite3_stmt* statement = nullptr;
+    const int code = sqlite3_prepare_v3(db_.get(), text.c_str(), -1, SQLITE_PREPARE_PERSISTENT,
+                                        &statement, nullptr);
+    std::unique_ptr<sqlite3_stmt, Finalize> owned(statement);
+    check(db_.get(), code, "prepare");
+    return statements_.emplace(std::string(sql), std::move(owned)).first->second.get();
+  }
+
+  struct Close {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  };
+  struct Finalize {
+    void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+  };
+  std::unique_ptr<sqlite3, Close> db_;
+  std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
+};
+
+// Wakes the workers of this process when a job is queued in a SQLite database they share: one
+// signal per database file, a generation counter under a condition variable.
+class QueueSignal {
+ public:
+  void notify() {
+    {
+      std::lock_guard lock(mutex_);
+      ++generation_;
+    }
+    changed_.notify_all();
+  }
+  std::uint64_t generation() {
+    std::lock_guard lock(mutex_);
+    return generation_;
+  }
+  // Waits until the generation differs from `seen` or timeout; updates `seen`. True if it moved.
+  bool wait_past(std::uint64_t& seen, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    const bool moved = changed_.wait_for(lock, timeout, [&] { return generation_ != seen; });
+    seen = generation_;
+    return moved;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::uint64_t generation_ = 0;
+};
+
+// The signal of one database (keyed by its path); lives while a store holds it.
+std::shared_ptr<QueueSignal> queue_signal_for(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<QueueSignal>> signals;
+  std::lock_guard lock(mutex);
+  auto& slot = signals[path];
+  auto signal = slot.lock();
+  if (!signal) {
+    signal = std::make_shared<QueueSignal>();
+    slot = signal;
+  }
+  return signal;
+}
+
+constexpr SchemaSpelling kSqliteSpelling{
+    "INTEGER PRIMARY KEY", "INTEGER",     "REAL", "BLOB", "length",
+    " WITHOUT ROWID",      "json_valid(", ")"};
+
+// Sets a numeric PRAGMA of the connection for this object's lifetime, then restores the old value.
+class ScopedPragma {
+ public:
+  ScopedPragma(SqlConnection& db, std::string name, std::int64_t value)
+      : db_(db), name_(std::move(name)) {
+    old_ = db_.scalar("PRAGMA " + name_);
+    db_.script("PRAGMA " + name_ + " = " + std::to_string(value));
+  }
+  ~ScopedPragma() {
+    if (!old_) return;
+    try {
+      db_.script("PRAGMA " + name_ + " = " + std::to_string(*old_));
+    } catch (const SqlError&) {
+      // Only a cache or map size: the connection stays correct with the larger one.
+    }
+  }
+  ScopedPragma(const ScopedPragma&) = delete;
+  ScopedPragma& operator=(const ScopedPragma&) = delete;
+
+ private:
+  SqlConnection& db_;
+  std::string name_;
+  std::optional<std::int64_t> old_;
+};
+
+std::string journal_mode(SqlConnection& db, std::string_view mode) {
+  auto row = db.query("PRAGMA journal_mode = " + std::string(mode));
+  return row->next() ? row->text(0) : std::string();
+}
+
+// A bulk import of 200,000 submissions writes 1 GB of pages: in WAL mode once into the WAL and
+// again into the database file by the checkpoint after the commit. When no other connection has
+// the store open, the import runs with a rollback journal instead: the pages it adds go straight
+// into the database file (SQLite journals only the pages that existed before the transaction),
+// still one transaction that an error or a crash rolls back. Synchronous mode is FULL meanwhile,
+// as a rollback journal needs for durability. The store is switched back to WAL mode afterwards
+// (and every open switches it too). When another connection has the store open, the switch fails
+// at once (SQLite does not call the busy handler for it) and the import runs in WAL mode.
+class RollbackJournalWhenAlone {
+ public:
+  explicit RollbackJournalWhenAlone(SqlConnection& db) : db_(db) {
+    try {
+      active_ = journal_mode(db_, "DELETE") == "delete";
+    } catch (const SqlError&) {
+      // SQLITE_BUSY: another connection has the store open; it keeps its WAL.
+    }
+    if (!active_) return;
+    try {
+      db_.script("PRAGMA synchronous = FULL");
+    } catch (const SqlError&) {
+      back_to_wal();
+      throw;
+    }
+  }
+  ~RollbackJournalWhenAlone() {
+    if (active_) back_to_wal();
+  }
+  RollbackJournalWhenAlone(const RollbackJournalWhenAlone&) = delete;
+  RollbackJournalWhenAlone& operator=(const RollbackJournalWhenAlone&) = delete;
+
+ private:
+  void back_to_wal() noexcept {
+    try {
+      db_.script("PRAGMA synchronous = NORMAL");
+      journal_mode(db_, "WAL");
+    } catch (const SqlError&) {
+      // Still a rollback journal: correct, and the next open of the store switches it to WAL.
+    }
+  }
+
+  SqlConnection& db_;
+  bool active_ = false;
+};
+
+// The settings of a bulk import: a page cache large enough for the indexes its transaction keeps
+// touching (the default 2 MiB spills them to the WAL and reads them back on every row), and a
+// rollback journal when alone. No memory map: in WAL mode SQLite looks each page read through
+// the map up in the WAL index first, a lookup that grows with the WAL the transaction writes.
+struct BulkWrite {
+  explicit BulkWrite(SqlConnection& db) : cache(db, "cache_size", -256 * 1024), journal(db) {}
+  ScopedPragma cache;  // 256 MiB (a negative cache_size counts KiB)
+  RollbackJournalWhenAlone journal;
+};
+
+class SqliteDialect final : public Dialect {
+ public:
+  SqliteDialect(const std::string& path, const StoreOptions& options)
+      : path_(path), db_(path, options.busy_timeout), signal_(queue_signal_for(path)) {
+    db_.script("PRAGMA foreign_keys = ON");
+    switch_to_wal(options.busy_timeout);
+    // In WAL mode NORMAL loses no committed transaction on a process crash, only on power loss.
+    db_.script("PRAGMA synchronous = NORMAL");
+  }
+
+  const std::string& name() const override { return path_; }
+  SqlConnection& connection() override { return db_; }
+  const SchemaSpelling& spelling() const override { return kSqliteSpelling; }
+
+  void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
+  void committed() override {
+    if (std::exchange(queued_, false)) signal_->notify();
+  }
+  bool wait_for_jobs(std::span<const std::string>, std::chrono::milliseconds timeout) override {
+    if (std::exchange(waited_, true)) return signal_->wait_past(seen_generation_, timeout);
+    seen_generation_ = signal_->generation();
+    return true;
+  }
+
+  // Reads of a bulk export through a memory map of up to 4 GiB of the database file (SQLite
+  // caps it at its compile-time limit): one pread per 4 KiB page costs more than the copy.
+  std::shared_ptr<void> bulk_read(SqlConnection& db) override {
+    return std::make_shared<ScopedPragma>(db, "mmap_size", std::int64_t{1} << 32);
+  }
+  std::shared_ptr<void> bulk_write(SqlConnection& db) override {
+    return std::make_shared<BulkWrite>(db);
+  }
+
+ private:
+  // While an import holds the store with a rollback journal (RollbackJournalWhenAlone), SQLite
+  // refuses the switch back to WAL at once (SQLITE_BUSY, without calling the busy handler): wait
+  // for the import here as for any other writer, up to the busy timeout.
+  void switch_to_wal(std::chrono::milliseconds busy_timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + busy_timeout;
+    while (true) {
+      try {
+        const std::string mode = journal_mode(db_, "WAL");
+        if (mode != "wal" && path_ != ":memory:") {
+          throw StoreError("open", "cannot switch " + path_ + " to WAL mode (got " + mode + ")");
+        }
+        return;
+      } catch (const SqlError& error) {
+        if (error.kind() != SqlError::Kind::busy || std::chrono::steady_clock::now() >= deadline)
+          throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::string path_;
+  SqliteConnection db_;
+  std::shared_ptr<QueueSignal> signal_;
+  bool queued_ = false;  // a job was queued by the operation running
+  bool waited_ = false;
+  std::uint64_t seen_generation_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> sqlite_dialect(const std::string& path, const StoreOptions& options) {
+  return std::make_unique<SqliteDialect>(path, options);
+}
+
+}  // namespace kj::store::detail
