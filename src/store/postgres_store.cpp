@@ -476,6 +476,22 @@ class PostgresStore final : public Store {
     });
   }
 
+  bool delete_submission(Id submission_id) override {
+    return guarded("delete_submission", [&] {
+      PgTransaction transaction(db());
+      // Jobs, runs and progress go with it (ON DELETE CASCADE).
+      auto deleted =
+          db().exec("DELETE FROM submissions WHERE id = $1 RETURNING code_id", {pg(submission_id)});
+      if (deleted.rows() == 0) return false;
+      db().exec(
+          "DELETE FROM code_files WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM submissions WHERE "
+          "code_id = $1)",
+          {pg(deleted.int64(0, 0))});
+      transaction.commit();
+      return true;
+    });
+  }
+
   std::vector<Run> submission_runs(Id submission_id) override {
     return guarded("submission_runs", [&] {
       auto rows = db().exec(std::string(kRunColumns) + "WHERE submission_id = $1 ORDER BY id",
@@ -523,6 +539,18 @@ class PostgresStore final : public Store {
           db().exec("SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND gpu_type = $1",
                     {pg(gpu_type)})
               .int64(0, 0));
+    });
+  }
+
+  std::optional<int> queue_position(Id job_id) override {
+    return guarded("queue_position", [&]() -> std::optional<int> {
+      const auto position = static_cast<int>(
+          db().exec("SELECT COUNT(*) FROM jobs AS ahead JOIN jobs AS mine ON mine.id = $1 AND "
+                    "mine.state = 'queued' WHERE ahead.state = 'queued' AND ahead.gpu_type = "
+                    "mine.gpu_type AND ahead.id <= mine.id",
+                    {pg(job_id)})
+              .int64(0, 0));
+      return position > 0 ? std::optional(position) : std::nullopt;
     });
   }
 

@@ -559,6 +559,25 @@ class SqliteStore final : public Store {
     });
   }
 
+  bool delete_submission(Id submission_id) override {
+    return guarded("delete_submission", [&] {
+      Transaction transaction(db_);
+      auto code = db_.query("SELECT code_id FROM submissions WHERE id = ?1");
+      code.bind(1, submission_id);
+      if (!code.step()) return false;
+      const Id code_id = code.int64(0);
+      // Jobs, runs and progress go with it (ON DELETE CASCADE).
+      db_.query("DELETE FROM submissions WHERE id = ?1").bind(1, submission_id).run();
+      db_.query(
+             "DELETE FROM code_files WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM submissions "
+             "WHERE code_id = ?1)")
+          .bind(1, code_id)
+          .run();
+      transaction.commit();
+      return true;
+    });
+  }
+
   std::vector<Run> submission_runs(Id submission_id) override {
     return guarded("submission_runs", [&] {
       auto rows = db_.query(std::string(kRunColumns) + "WHERE submission_id = ?1 ORDER BY id");
@@ -608,6 +627,19 @@ class SqliteStore final : public Store {
       row.bind(1, gpu_type);
       row.step();
       return static_cast<int>(row.int64(0));
+    });
+  }
+
+  std::optional<int> queue_position(Id job_id) override {
+    return guarded("queue_position", [&]() -> std::optional<int> {
+      auto row = db_.query(
+          "SELECT COUNT(*) FROM jobs AS ahead JOIN jobs AS mine ON mine.id = ?1 AND mine.state = "
+          "'queued' WHERE ahead.state = 'queued' AND ahead.gpu_type = mine.gpu_type AND ahead.id "
+          "<= mine.id");
+      row.bind(1, job_id);
+      row.step();
+      const auto position = static_cast<int>(row.int64(0));
+      return position > 0 ? std::optional(position) : std::nullopt;
     });
   }
 
