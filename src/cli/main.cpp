@@ -298,6 +298,23 @@ int run_problem_show(const std::string& problem_dir) {
   return 0;
 }
 
+// A popcorn-cli id is an API token of the user (the store keeps only its hash): printed once, with
+// the line the user puts in ~/.popcorn.yaml.
+int run_issue_cli_id(const std::string& db, const std::string& user_name, bool create) {
+  auto store = kj::store::open_store(db);
+  auto user = store->get_user(user_name);
+  if (!user && create) user = store->create_user(user_name, false);
+  if (!user) {
+    std::cerr << "kj: no user named " << user_name << " (--create makes one)\n";
+    return kExitBadInput;
+  }
+  const auto token = store->create_token(user->id, "popcorn-cli");
+  std::cout << "cli_id for " << user->name << " (shown once; it also works as an API token):\n"
+            << token.token
+            << "\n\nthe user puts this line in ~/.popcorn.yaml:\ncli_id: " << token.token << "\n";
+  return 0;
+}
+
 // Each KernelBench file (or every .py in a folder, sorted) as a problem directory under out.
 int run_import_kernelbench(const std::vector<std::string>& sources, const std::string& out,
                            double tolerance) {
@@ -642,6 +659,9 @@ int main(int argc, char** argv) {
                    "submissions per user, leaderboard and hour (admins exempt)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  serve->add_flag("--popcorn-registration", serve_options.api.popcorn_registration,
+                  "popcorn-cli's `register` creates a user and its CLI id (open events); "
+                  "otherwise issue ids with `kj cli-id`");
   serve->add_option("--max-source-bytes", serve_options.api.max_source_bytes)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -678,6 +698,14 @@ int main(int argc, char** argv) {
   std::string drain_name;
   drain->add_option("NAME", drain_name, "worker name or host name")->required();
 
+  auto* cli_id = app.add_subcommand(
+      "cli-id", "issue a popcorn-cli id (X-Popcorn-Cli-Id) for a user of a store (docs/server.md)");
+  std::string cli_id_db = "sqlite:kj.db", cli_id_user;
+  bool cli_id_create = false;
+  cli_id->add_option("USER", cli_id_user, "the kj user the id acts as")->required();
+  cli_id->add_option("--db", cli_id_db, "store URL")->capture_default_str();
+  cli_id->add_flag("--create", cli_id_create, "create the user when it does not exist");
+
   auto* submit = app.add_subcommand("submit", "submit a file to a judge server and follow it");
   kj::client::SubmitOptions submit_options;
   std::string server_url, token;
@@ -710,6 +738,12 @@ int main(int argc, char** argv) {
   show_submission->add_flag("--json", show_json);
   add_connection(show_submission);
 
+  auto* delete_submission = submissions->add_subcommand(
+      "delete", "delete one of your submissions (its runs leave the rankings)");
+  std::int64_t delete_id = 0;
+  delete_submission->add_option("ID", delete_id)->required();
+  add_connection(delete_submission);
+
   DatasetCommands datasets(app);
   auto* bootstrap = app.add_subcommand(
       "bootstrap", "PyTorch programs -> model translations -> Triton rows verified by the judge");
@@ -728,7 +762,12 @@ int main(int argc, char** argv) {
     return kj::client::show_submission(kj::client::resolve_connection(server_url, token), show_id,
                                        show_json);
   }
+  if (*delete_submission) {
+    return kj::client::delete_submission(kj::client::resolve_connection(server_url, token),
+                                         delete_id);
+  }
   try {
+    if (*cli_id) return run_issue_cli_id(cli_id_db, cli_id_user, cli_id_create);
     if (*eval) {
       return run_eval(problem_dir, submission, mode,
                       secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
