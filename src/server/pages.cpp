@@ -308,8 +308,8 @@ class Pages {
         << "<dt>GPU, mode</dt><dd>" << escape_html(s->gpu_type) << ", " << escape_html(s->mode)
         << "</dd><dt>submitted</dt><dd>" << time_text(s->created_at) << "</dd>"
         << "<dt>status</dt><dd id=\"status\">" << escape_html(store::to_string(s->status))
-        << (queue_place ? ", place " + std::to_string(*queue_place) + " in the " +
-                              escape_html(s->gpu_type) + " queue"
+        << (queue_place ? ", place <span id=\"place\">" + std::to_string(*queue_place) +
+                              "</span> in the " + escape_html(s->gpu_type) + " queue"
                         : "")
         << "</dd><dt>verdict</dt><dd id=\"verdict\" class=\"" << verdict_class(s->verdict) << "\">"
         << escape_html(s->verdict.empty() ? store::to_string(s->status) : s->verdict)
@@ -591,8 +591,8 @@ case 'gpu_unhealthy':return 'The GPU failed its health check: '+p.message;
 default:return p.event||'';}}
 function line(text){var li=document.createElement('li');li.textContent=text;progress.appendChild(li);}
 var source=new EventSource('/api/submissions/'+id+'/events');
-source.addEventListener('queue',function(e){var q=JSON.parse(e.data);
-status.textContent='queued, place '+q.position+' in the queue';});
+source.addEventListener('queue',function(e){var q=JSON.parse(e.data),place=document.getElementById('place');
+if(place)place.textContent=q.position;else status.textContent='queued, place '+q.position+' in the queue';});
 source.addEventListener('progress',function(e){var p;try{p=JSON.parse(e.data);}catch(x){return;}
 line(describe(p));
 if(p.event==='claimed'){status.textContent='running';verdict.textContent='running';}});

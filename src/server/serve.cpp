@@ -174,6 +174,8 @@ int serve(const ServeOptions& options) {
     if (d.device != "cpu") pool->add(d.device, d.gpu_type);
   for (const auto& d : options.start_workers ? devices : std::vector<worker::Device>{}) {
     worker::WorkerOptions w = options.worker;
+    w.timing = judge::default_timing(d.device);  // short caps on a CPU: development only
+    w.timing.update(options.worker.timing);
     w.worker_id = std::string(host) + ":" + std::to_string(getpid()) + ":" + d.device;
     w.host = host;
     w.gpu_count = d.device == "cpu" ? 0 : pool->count(d.gpu_type);
