@@ -177,7 +177,8 @@ def main():
             "return Array.from(document.querySelectorAll('#progress li')).map(e => e.textContent)")]
         assert steps, "progress events were listed"
         assert not any(step.startswith("{") for step in steps), f"raw JSON on the page: {steps}"
-        assert "Judging on cpu" in steps and "Verdict: accepted" in steps, steps
+        assert "Judging on cpu" in steps, steps
+        assert any(step.startswith("Verdict: accepted — ") for step in steps), steps
         assert any(step.startswith("Evaluation finished in ") for step in steps), steps
 
         # The ranked user is on the leaderboard with a formatted score.
