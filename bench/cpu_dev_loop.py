@@ -24,6 +24,8 @@ def main():
     parser.add_argument("--kj", required=True)
     parser.add_argument("--problems", default="problems")
     parser.add_argument("--only", action="append", help="problem names (default: all)")
+    parser.add_argument("--timeout", type=float, default=600,
+                        help="seconds one evaluation may take before it is stopped and reported")
     parser.add_argument("extra", nargs="*", help="after --: more kj eval arguments")
     args = parser.parse_args()
     solutions = sorted(glob.glob(os.path.join(args.problems, "*", "solutions", "correct", "*")))
@@ -35,8 +37,15 @@ def main():
     for solution in solutions:
         problem = os.path.dirname(os.path.dirname(os.path.dirname(solution)))
         begin = time.monotonic()
-        proc = subprocess.run([args.kj, "eval", problem, solution, "--mode", "leaderboard",
-                               "--json", *args.extra], capture_output=True, text=True)
+        try:
+            proc = subprocess.run([args.kj, "eval", problem, solution, "--mode", "leaderboard",
+                                   "--json", *args.extra], capture_output=True, text=True,
+                                  timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            name = os.path.relpath(solution, args.problems)
+            print(f"| {name} | > {args.timeout:.0f} (stopped) | | |", flush=True)
+            worst = max(worst, args.timeout)
+            continue
         wall = time.monotonic() - begin
         worst = max(worst, wall)
         try:

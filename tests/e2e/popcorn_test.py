@@ -415,6 +415,8 @@ def main():
             if mode != "test":
                 assert "median" in json.loads(reports)[0], reports
             assert status and status[0].startswith("submission "), status
+            assert any(m.endswith(": judging on cpu") for m in status), status
+            assert any(": verdict: accepted" in m for m in status), status
         reports, result = bob.submit_solution_streaming(
             "wrong.py", open(wrong, "rb").read(), "vectoradd", "cpu", "test", lambda _: None)
         assert result["verdict"] == "wrong_answer" and "wrong_answer" in reports, reports

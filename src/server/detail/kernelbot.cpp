@@ -1,5 +1,6 @@
 #include "server/detail/kernelbot.h"
 
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -210,12 +211,18 @@ json kernelbot_result(const store::Submission& s, const std::vector<store::Run>&
 std::string kernelbot_status_message(const json& event) {
   const std::string kind = event.value("event", "");
   if (kind == "claimed") return "judging on " + event.value("device", "?");
-  if (kind == "stage") {
-    std::string line = event.value("stage", "") + " " + event.value("state", "");
-    if (event.contains("verdict")) line += ": " + event.value("verdict", "");
-    return line;
+  if (kind == "stage" && event.value("state", "") == "started") {
+    return "evaluation started (" + event.value("mode", "") + " mode)";
   }
-  if (kind == "verdict") return "verdict: " + event.value("verdict", "");
+  if (kind == "stage") {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f", event.value("seconds", 0.0));
+    return "evaluation finished in " + std::string(seconds) + " s: " + event.value("verdict", "");
+  }
+  if (kind == "verdict") {
+    const std::string reason = event.value("reason", "");
+    return "verdict: " + event.value("verdict", "") + (reason.empty() ? "" : " (" + reason + ")");
+  }
   if (kind == "released") return "infrastructure fault, queued again";
   return "";
 }
