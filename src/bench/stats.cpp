@@ -136,9 +136,9 @@ StopReason should_stop(std::span<const double> samples, double elapsed_seconds,
       const double median = quantile_sorted(sorted, 0.5);
       const double robust_sigma =
           (quantile_sorted(sorted, 0.75) - quantile_sorted(sorted, 0.25)) / 1.349;
-      if (median > 0 && 1.2533 * robust_sigma / std::sqrt(static_cast<double>(sorted.size())) /
-                                median <=
-                            rule.target_rel_sem) {
+      if (median > 0 &&
+          1.2533 * robust_sigma / std::sqrt(static_cast<double>(sorted.size())) / median <=
+              rule.target_rel_sem) {
         return StopReason::precise_median;
       }
     }
@@ -264,6 +264,12 @@ std::string format_ns(double ns) {
   } else {
     std::snprintf(buffer, sizeof buffer, "%.3g s", ns / 1e9);
   }
+  return buffer;
+}
+
+std::string format_speedup(double ratio) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, ratio >= 100 ? "%.0f×" : "%.3g×", ratio);
   return buffer;
 }
 

@@ -110,6 +110,9 @@ std::size_t min_pairs_for_confidence(double confidence);
 // "12.3 µs", "1.05 ms", "850 ns": a duration in nanoseconds for people.
 std::string format_ns(double ns);
 
+// "0.00231×", "1.07×", "312×": a speedup with three significant digits, never rounded to zero.
+std::string format_speedup(double ratio);
+
 // Work of one benchmark case, from task.yml's optional per-benchmark `bytes` and `flops`.
 struct Work {
   double bytes = 0;  // DRAM traffic the operation needs at least (read + written)

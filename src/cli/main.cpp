@@ -33,8 +33,8 @@ struct EnvOptions {
   std::string harness;
   double timeout_s = 0;
   std::uint64_t memory_mib = 8192;
-  int max_samples = 1000;
-  double max_time_s = 15;
+  std::optional<int> max_samples;    // default: kj::judge::default_timing(device)
+  std::optional<double> max_time_s;  // default: kj::judge::default_timing(device)
   int only_case = -1;
   bool no_reference = false;
   bool no_screen = false;
@@ -48,11 +48,11 @@ struct EnvOptions {
     app->add_option("--harness", harness, "folder holding kj_harness (default: found beside kj)");
     app->add_option("--timeout", timeout_s, "wall-clock limit in seconds (default: task.yml's)");
     app->add_option("--memory-limit", memory_mib, "host memory cap in MiB")->capture_default_str();
-    app->add_option("--max-repeats", max_samples, "timing: most samples per benchmark case")
-        ->capture_default_str()
+    app->add_option("--max-repeats", max_samples,
+                    "timing: most samples per benchmark case (default 1000 on a GPU, 100 on a CPU)")
         ->check(CLI::PositiveNumber);
-    app->add_option("--max-time", max_time_s, "timing: most seconds of sampling per case")
-        ->capture_default_str()
+    app->add_option("--max-time", max_time_s,
+                    "timing: most seconds of sampling per case (default 15 on a GPU, 1 on a CPU)")
         ->check(CLI::PositiveNumber);
     app->add_option("--case", only_case, "time only benchmark number N (0-based)");
     app->add_flag("--no-reference", no_reference, "do not time the reference beside it");
@@ -93,11 +93,19 @@ struct EnvOptions {
       req.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
     }
     req.limits.memory_bytes = memory_mib << 20;
-    req.timing = {{"max_samples", max_samples}, {"max_seconds", max_time_s}};
+    req.timing = timing();
     req.time_reference = !no_reference;
     req.screen = !no_screen;
     req.max_source_bytes = max_source_bytes;
     return req;
+  }
+
+  // The device's default caps (short on a CPU), with --max-repeats and --max-time over them.
+  nlohmann::json timing() const {
+    nlohmann::json settings = kj::judge::default_timing(device);
+    if (max_samples) settings["max_samples"] = *max_samples;
+    if (max_time_s) settings["max_seconds"] = *max_time_s;
+    return settings;
   }
 
   // The problem with only the benchmark `--case` asks for.
@@ -163,9 +171,17 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
   request.secret_seed = secret;
   const auto result = kj::judge::evaluate(request, environment);
   if (json) {
-    std::cout << kj::judge::to_json(result).dump(2) << "\n";
+    auto out = kj::judge::to_json(result);
+    out["timing"] = request.timing;  // the caps this run sampled under
+    std::cout << out.dump(2) << "\n";
   } else {
     std::cout << kj::judge::render_text(result, verbose);
+    if (result.device == "cpu" && !result.benchmarks.empty()) {
+      std::cout << "note: CPU times are for development only; timing stopped at "
+                << request.timing["max_seconds"].dump() << " s or "
+                << request.timing["max_samples"].dump()
+                << " samples per case (--max-time, --max-repeats); rankings are timed on GPUs\n";
+    }
   }
   return exit_code_for(result.verdict);
 }
@@ -295,6 +311,23 @@ int run_problem_show(const std::string& problem_dir) {
                               {"warnings", p.warnings}}
                    .dump(2)
             << "\n";
+  return 0;
+}
+
+// A popcorn-cli id is an API token of the user (the store keeps only its hash): printed once, with
+// the line the user puts in ~/.popcorn.yaml.
+int run_issue_cli_id(const std::string& db, const std::string& user_name, bool create) {
+  auto store = kj::store::open_store(db);
+  auto user = store->get_user(user_name);
+  if (!user && create) user = store->create_user(user_name, false);
+  if (!user) {
+    std::cerr << "kj: no user named " << user_name << " (--create makes one)\n";
+    return kExitBadInput;
+  }
+  const auto token = store->create_token(user->id, "popcorn-cli");
+  std::cout << "cli_id for " << user->name << " (shown once; it also works as an API token):\n"
+            << token.token
+            << "\n\nthe user puts this line in ~/.popcorn.yaml:\ncli_id: " << token.token << "\n";
   return 0;
 }
 
@@ -496,10 +529,10 @@ struct BootstrapCommand {
     app->add_option("--harness", env.harness, "folder holding kj_harness");
     app->add_option("--memory-limit", env.memory_mib, "host memory cap in MiB")
         ->capture_default_str();
-    app->add_option("--max-repeats", env.max_samples, "timing: most samples per row")
-        ->capture_default_str();
-    app->add_option("--max-time", env.max_time_s, "timing: most seconds of sampling per row")
-        ->capture_default_str();
+    app->add_option("--max-repeats", env.max_samples,
+                    "timing: most samples per row (default 1000 on a GPU, 100 on a CPU)");
+    app->add_option("--max-time", env.max_time_s,
+                    "timing: most seconds of sampling per row (default 15 on a GPU, 1 on a CPU)");
   }
 
   int run() {
@@ -527,7 +560,7 @@ struct BootstrapCommand {
         prompt_file.empty() ? kj::data::default_prompt_template() : read_text(prompt_file);
     options.timing = !no_timing;
     options.screen = !no_screen;
-    options.timing_settings = {{"max_samples", env.max_samples}, {"max_seconds", env.max_time_s}};
+    options.timing_settings = env.timing();
     options.test_timeout = std::chrono::seconds(test_timeout_s);
     options.benchmark_timeout = std::chrono::seconds(benchmark_timeout_s);
     options.memory_bytes = env.memory_mib << 20;
@@ -617,8 +650,8 @@ int main(int argc, char** argv) {
       "serve", "run the judge server: REST API, one worker per GPU (or one CPU worker)");
   kj::server::ServeOptions serve_options;
   std::string serve_db = "sqlite:kj.db", serve_python, serve_harness;
-  double serve_max_time = 15;
-  int serve_max_repeats = 1000;
+  std::optional<double> serve_max_time;  // default: kj::judge::default_timing(each device)
+  std::optional<int> serve_max_repeats;
   bool serve_no_gpu = false;
   serve->add_option("--db", serve_db, "store URL: sqlite:PATH or postgres://USER@HOST/DB")
       ->capture_default_str();
@@ -642,14 +675,19 @@ int main(int argc, char** argv) {
                    "submissions per user, leaderboard and hour (admins exempt)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  serve->add_flag("--popcorn-registration", serve_options.api.popcorn_registration,
+                  "popcorn-cli's `register` creates a user and its CLI id (open events); "
+                  "otherwise issue ids with `kj cli-id`");
   serve->add_option("--max-source-bytes", serve_options.api.max_source_bytes)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  serve->add_option("--max-time", serve_max_time, "timing: most seconds of sampling per case")
-      ->capture_default_str()
+  serve
+      ->add_option("--max-time", serve_max_time,
+                   "timing: most seconds of sampling per case (default 15 on a GPU, 1 on a CPU)")
       ->check(CLI::PositiveNumber);
-  serve->add_option("--max-repeats", serve_max_repeats, "timing: most samples per case")
-      ->capture_default_str()
+  serve
+      ->add_option("--max-repeats", serve_max_repeats,
+                   "timing: most samples per case (default 1000 on a GPU, 100 on a CPU)")
       ->check(CLI::PositiveNumber);
 
   auto* worker = app.add_subcommand(
@@ -677,6 +715,14 @@ int main(int argc, char** argv) {
       "drain", "a worker (or every worker of a host) finishes its current job and takes no more");
   std::string drain_name;
   drain->add_option("NAME", drain_name, "worker name or host name")->required();
+
+  auto* cli_id = app.add_subcommand(
+      "cli-id", "issue a popcorn-cli id (X-Popcorn-Cli-Id) for a user of a store (docs/server.md)");
+  std::string cli_id_db = "sqlite:kj.db", cli_id_user;
+  bool cli_id_create = false;
+  cli_id->add_option("USER", cli_id_user, "the kj user the id acts as")->required();
+  cli_id->add_option("--db", cli_id_db, "store URL")->capture_default_str();
+  cli_id->add_flag("--create", cli_id_create, "create the user when it does not exist");
 
   auto* submit = app.add_subcommand("submit", "submit a file to a judge server and follow it");
   kj::client::SubmitOptions submit_options;
@@ -710,6 +756,12 @@ int main(int argc, char** argv) {
   show_submission->add_flag("--json", show_json);
   add_connection(show_submission);
 
+  auto* delete_submission = submissions->add_subcommand(
+      "delete", "delete one of your submissions (its runs leave the rankings)");
+  std::int64_t delete_id = 0;
+  delete_submission->add_option("ID", delete_id)->required();
+  add_connection(delete_submission);
+
   DatasetCommands datasets(app);
   auto* bootstrap = app.add_subcommand(
       "bootstrap", "PyTorch programs -> model translations -> Triton rows verified by the judge");
@@ -728,7 +780,12 @@ int main(int argc, char** argv) {
     return kj::client::show_submission(kj::client::resolve_connection(server_url, token), show_id,
                                        show_json);
   }
+  if (*delete_submission) {
+    return kj::client::delete_submission(kj::client::resolve_connection(server_url, token),
+                                         delete_id);
+  }
   try {
+    if (*cli_id) return run_issue_cli_id(cli_id_db, cli_id_user, cli_id_create);
     if (*eval) {
       return run_eval(problem_dir, submission, mode,
                       secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
@@ -749,8 +806,9 @@ int main(int argc, char** argv) {
       serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
-      serve_options.worker.timing = {{"max_samples", serve_max_repeats},
-                                     {"max_seconds", serve_max_time}};
+      serve_options.worker.timing = nlohmann::json::object();  // over the device's defaults
+      if (serve_max_repeats) serve_options.worker.timing["max_samples"] = *serve_max_repeats;
+      if (serve_max_time) serve_options.worker.timing["max_seconds"] = *serve_max_time;
       // Fail at start, not on the first job, when the harness cannot be found.
       kj::judge::discover_environment(serve_options.worker.python, serve_options.worker.harness_dir,
                                       "cpu");

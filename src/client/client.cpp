@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "bench/stats.h"
+
 namespace kj::client {
 namespace {
 
@@ -76,19 +78,6 @@ std::string describe_spec(const json& spec) {
   return out;
 }
 
-std::string format_ns(double ns) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(ns < 1e4 ? 0 : 2);
-  if (ns < 1e4) {
-    out << ns << " ns";
-  } else if (ns < 1e7) {
-    out << ns / 1e3 << " µs";
-  } else {
-    out << ns / 1e6 << " ms";
-  }
-  return out.str();
-}
-
 // The stored result of a run, compactly: per-case status, timings, then the verdict.
 void print_result(const json& submission) {
   std::cout << "submission " << submission.value("id", 0) << " · "
@@ -110,11 +99,11 @@ void print_result(const json& submission) {
         std::cout << "  " << std::setw(4) << std::left << c.value("status", "") << " "
                   << describe_spec(c.value("spec", json::object()));
         if (c.contains("summary") && c["summary"].value("n", 0) > 0) {
-          std::cout << "  median " << format_ns(c["summary"].value("median", 0.0)) << " (n "
-                    << c["summary"].value("n", 0) << ")";
+          std::cout << "  median " << bench::format_ns(c["summary"].value("median_ns", 0.0))
+                    << " (n " << c["summary"].value("n", 0) << ")";
           if (c.contains("speedup") && c["speedup"].is_number()) {
-            std::cout << "  " << std::setprecision(3) << c["speedup"].get<double>()
-                      << "x the reference";
+            std::cout << "  " << bench::format_speedup(c["speedup"].get<double>())
+                      << " the reference";
           }
         }
         if (!c.value("message", "").empty()) std::cout << "  " << c.value("message", "");
@@ -134,7 +123,7 @@ void print_result(const json& submission) {
   if (result && !result->value("reason", "").empty())
     std::cout << " — " << (*result)["reason"].get<std::string>();
   if (submission.contains("score") && submission["score"].is_number()) {
-    std::cout << " · score " << format_ns(submission["score"].get<double>() * 1e9);
+    std::cout << " · score " << bench::format_ns(submission["score"].get<double>() * 1e9);
   }
   std::cout << "\n";
 }
@@ -203,8 +192,13 @@ void follow_events(const Connection& c, std::int64_t id, bool show) {
             if (!event_id.empty()) last_event_id = event_id;
             if (event == "result") {
               finished = true;
-            } else if (event == "progress" && show) {
-              const std::string line = progress_line(json::parse(payload, nullptr, false));
+            } else if ((event == "progress" || event == "queue") && show) {
+              const json parsed = json::parse(payload, nullptr, false);
+              const std::string line = event == "queue"
+                                           ? "waiting: place " +
+                                                 std::to_string(parsed.value("position", 0)) +
+                                                 " in the queue"
+                                           : progress_line(parsed);
               if (tty) {
                 std::cout << "\r\033[K" << line << std::flush;
               } else {
@@ -313,14 +307,16 @@ int list_submissions(const Connection& c, const std::string& leaderboard, bool a
     }
     std::cout << std::left << std::setw(8) << "id" << std::setw(16) << "leaderboard" << std::setw(8)
               << "gpu" << std::setw(13) << "mode" << std::setw(9) << "status" << std::setw(20)
-              << "verdict"
+              << "verdict" << std::setw(12) << "score"
               << "file\n";
     for (const auto& s : body["submissions"]) {
+      const std::string score =
+          s["score"].is_number() ? bench::format_ns(s["score"].get<double>() * 1e9) : "-";
       std::cout << std::setw(8) << s.value("id", 0) << std::setw(16) << s.value("leaderboard", "")
                 << std::setw(8) << s.value("gpu", "") << std::setw(13) << s.value("mode", "")
                 << std::setw(9) << s.value("status", "") << std::setw(20)
                 << (s["verdict"].is_string() ? s["verdict"].get<std::string>() : "-")
-                << s.value("file_name", "") << "\n";
+                << std::setw(12) << score << s.value("file_name", "") << "\n";
     }
     return kExitAccepted;
   });
@@ -335,6 +331,15 @@ int show_submission(const Connection& c, std::int64_t id, bool as_json) {
       print_result(s);
     }
     return s["status"] == "done" || s["status"] == "failed" ? exit_code_for(s) : kExitAccepted;
+  });
+}
+
+int delete_submission(const Connection& c, std::int64_t id) {
+  return guarded([&] {
+    auto client = make_client(c);
+    checked(client->Delete("/api/submissions/" + std::to_string(id), auth_headers(c)), c, 200);
+    std::cout << "deleted submission " << id << "\n";
+    return kExitAccepted;
   });
 }
 

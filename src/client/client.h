@@ -35,5 +35,7 @@ struct SubmitOptions {
 int submit(const Connection& connection, const SubmitOptions& options);
 int list_submissions(const Connection& connection, const std::string& leaderboard, bool json);
 int show_submission(const Connection& connection, std::int64_t id, bool json);
+// Deletes one of the caller's submissions (DELETE /api/submissions/{id}).
+int delete_submission(const Connection& connection, std::int64_t id);
 
 }  // namespace kj::client

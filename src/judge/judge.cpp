@@ -126,6 +126,11 @@ void add_bind(std::vector<sandbox::Bind>& binds, const fs::path& path) {
 
 }  // namespace
 
+nlohmann::json default_timing(std::string_view device) {
+  if (device.starts_with("cuda")) return {{"max_samples", 1000}, {"max_seconds", 15.0}};
+  return {{"max_samples", 100}, {"max_seconds", 1.0}};
+}
+
 Environment discover_environment(const std::optional<std::string>& python,
                                  const std::optional<std::string>& harness_dir,
                                  const std::string& device) {

@@ -213,6 +213,11 @@ struct EvalResult {
   nlohmann::json ranks = nlohmann::json::array();
 };
 
+// Timing caps when none are given, by device: on a GPU the judge's (15 s and 1000 samples per
+// case); on a CPU short ones (1 s and 100 samples), since CPU times are for development only and
+// the long caps made a leaderboard-mode run take minutes (docs/perf.md). The harness's keys.
+nlohmann::json default_timing(std::string_view device);
+
 // Submissions larger than this are refused before anything runs (kj eval --max-source-bytes).
 constexpr std::size_t kDefaultMaxSourceBytes = 1 << 20;
 

@@ -97,7 +97,7 @@ std::string benchmark_table(const std::vector<CaseResult>& benchmarks) {
                     format_or_dash(pass && c.median_clock_mhz > 0, "%.0f",
                                    s.median * c.median_clock_mhz / 1e3),
                     format_or_dash(pass && c.floor_ns > 0, "%.1f %%", c.sol_pct),
-                    format_or_dash(pass && c.reference_summary.n > 0, "%.3fx", c.speedup())});
+                    pass && c.reference_summary.n > 0 ? bench::format_speedup(c.speedup()) : "–"});
     const std::string label = "  bench " + std::to_string(c.index) + ": ";
     if (pass) {
       notes << label << "mean " << bench::format_ns(s.mean) << ", min " << bench::format_ns(s.min)
@@ -300,9 +300,7 @@ std::string render_text(const EvalResult& r, bool verbose) {
   if (r.score_ns) {
     out << "score (" << r.ranking_by << " of medians): " << bench::format_ns(*r.score_ns);
     if (r.speedup) {
-      char speed[64];
-      std::snprintf(speed, sizeof speed, ", %.3fx the reference's speed", *r.speedup);
-      out << speed;
+      out << ", " << bench::format_speedup(*r.speedup) << " the reference's speed";
     }
     out << "\n";
   }

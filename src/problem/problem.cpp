@@ -354,26 +354,23 @@ void materialize(const Problem& problem, std::string_view submission_source,
 }
 
 Directives parse_directives(std::string_view source) {
+  // As popcorn-cli reads them (get_popcorn_directives in its src/utils/mod.rs): any line that
+  // starts with the marker, anywhere in the file; the key case-insensitive; the last one wins.
   Directives directives;
   std::istringstream lines{std::string(source)};
   std::string line;
   while (std::getline(lines, line)) {
-    const auto start = line.find_first_not_of(" \t");
-    if (start == std::string::npos) continue;
-    std::string_view text = std::string_view(line).substr(start);
-    const bool comment = text.starts_with("#") || text.starts_with("//");
-    if (!comment) break;  // directives live in the leading comment block
-    for (std::string_view marker : {"#!POPCORN", "//!POPCORN"}) {
-      if (!text.starts_with(marker)) continue;
-      std::istringstream words{std::string(text.substr(marker.size()))};
-      std::string key;
-      words >> key;
-      std::string value;
-      if (key == "leaderboard" && words >> value) {
-        directives.leaderboard = value;
-      } else if (key == "gpu" || key == "gpus") {
-        while (words >> value) directives.gpus.push_back(value);
-      }
+    if (!line.starts_with("#") && !line.starts_with("//")) continue;
+    std::istringstream words{line};
+    std::string marker, key, value;
+    if (!(words >> marker >> key) || (marker != "#!POPCORN" && marker != "//!POPCORN")) continue;
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (key == "leaderboard" && words >> value) {
+      directives.leaderboard = value;
+    } else if (key == "gpu" || key == "gpus") {
+      directives.gpus.clear();
+      while (words >> value) directives.gpus.push_back(value);
     }
   }
   return directives;

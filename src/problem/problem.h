@@ -91,8 +91,9 @@ KernelBenchProblem import_kernelbench(const std::filesystem::path& file,
                                       const std::filesystem::path& out_root,
                                       double tolerance = 1e-2);
 
-// `#!POPCORN leaderboard NAME`, `#!POPCORN gpu A B` (or `//!POPCORN` in C++ sources), read from
-// the leading comment block of a submission.
+// `#!POPCORN leaderboard NAME`, `#!POPCORN gpu A B` (or `//!POPCORN` in C++ sources), read as
+// popcorn-cli reads them: on any line of the file that starts with the marker, keys in any case,
+// the last directive of a key winning.
 struct Directives {
   std::optional<std::string> leaderboard;
   std::vector<std::string> gpus;

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench/stats.h"
 #include "problem/problem.h"
 #include "server/detail/html.h"
 #include "server/server.h"
@@ -292,8 +293,10 @@ class Pages {
       reason = parse_object(run.result_json).value("reason", "");
       if (!reason.empty()) break;
     }
+    std::optional<int> queue_place;
     for (const auto& job : store_->submission_jobs(s->id)) {
       if (!job.error.empty()) reason += (reason.empty() ? "" : " · ") + job.error;
+      if (job.state == store::JobState::queued) queue_place = store_->queue_position(job.id);
     }
     const bool final = is_final(s->status);
     std::ostringstream out;
@@ -305,6 +308,9 @@ class Pages {
         << "<dt>GPU, mode</dt><dd>" << escape_html(s->gpu_type) << ", " << escape_html(s->mode)
         << "</dd><dt>submitted</dt><dd>" << time_text(s->created_at) << "</dd>"
         << "<dt>status</dt><dd id=\"status\">" << escape_html(store::to_string(s->status))
+        << (queue_place ? ", place <span id=\"place\">" + std::to_string(*queue_place) +
+                              "</span> in the " + escape_html(s->gpu_type) + " queue"
+                        : "")
         << "</dd><dt>verdict</dt><dd id=\"verdict\" class=\"" << verdict_class(s->verdict) << "\">"
         << escape_html(s->verdict.empty() ? store::to_string(s->status) : s->verdict)
         << "</dd><dt>score</dt><dd id=\"score\">"
@@ -329,6 +335,8 @@ class Pages {
     if (!shown) throw PageError(404, "There is no user '" + name + "'.");
     const bool admin = viewer && viewer->is_admin;
     std::vector<store::Submission> readable;
+    // Ranked scores are public (the leaderboard shows them) even while the details are private.
+    std::vector<store::Submission> charted;
     std::size_t private_count = 0;
     std::map<std::string, std::optional<store::Leaderboard>> boards;
     for (auto& s : store_->user_submissions(shown->id, 0, 1000)) {
@@ -336,6 +344,7 @@ class Pages {
       if (inserted) it->second = store_->get_leaderboard(s.leaderboard_name);
       const bool hidden = !it->second || it->second->visibility == store::Visibility::hidden;
       if (hidden && !admin) continue;
+      charted.push_back(s);
       if (may_read(s, viewer)) {
         readable.push_back(std::move(s));
       } else {
@@ -344,7 +353,7 @@ class Pages {
     }
     std::ostringstream out;
     out << "<h1>" << escape_html(shown->name) << "</h1>";
-    out << "<h2>Best score over time</h2>" << progress_charts(readable);
+    out << "<h2>Best score over time</h2>" << progress_charts(charted);
     out << "<h2>Submissions</h2>";
     if (private_count > 0) {
       out << "<p class=\"muted\">" << private_count
@@ -425,7 +434,7 @@ class Pages {
       if (run.secret) continue;
       const json result = parse_object(run.result_json);
       const auto it = result.find("speedup");
-      if (it != result.end() && it->is_number()) return format_number("%.2f×", it->get<double>());
+      if (it != result.end() && it->is_number()) return bench::format_speedup(it->get<double>());
     }
     return "–";
   }
@@ -469,7 +478,10 @@ class Pages {
             << seconds_or_dash(summary.value("iqr_ns", json())) << "</td><td class=\"num\">"
             << number_or_dash(summary.value("n", json()), "%.0f") << "</td><td>"
             << escape_html(b.value("clock", "")) << "</td><td class=\"num\">"
-            << number_or_dash(b.value("speedup", json()), "%.2f×") << "</td></tr>";
+            << (b.value("speedup", json()).is_number()
+                    ? bench::format_speedup(b["speedup"].get<double>())
+                    : std::string("–"))
+            << "</td></tr>";
       }
       out << "</table>";
     }
@@ -563,14 +575,27 @@ class Pages {
 
   // Follows the event stream; the verdict element gets the result without a reload, and the
   // details (tests, benchmarks, logs) are fetched once the submission is final.
+  // Follows the event stream: each progress event as a line for people (docs/server.md lists
+  // them), the place in the queue while waiting, then the verdict and the details, no reload.
   static std::string live_script(store::Id id, const std::string& nonce) {
     return "<script nonce=\"" + nonce + "\">(function(){var id=" + std::to_string(id) + R"(;
 var verdict=document.getElementById('verdict'),status=document.getElementById('status'),
 progress=document.getElementById('progress'),score=document.getElementById('score');
+function describe(p){switch(p.event){
+case 'claimed':return 'Judging on '+p.device+(p.attempt>1?' (attempt '+p.attempt+')':'');
+case 'stage':return p.state==='started'?'Evaluation started ('+(p.mode||'')+' mode)':
+'Evaluation finished'+(typeof p.seconds==='number'?' in '+p.seconds.toFixed(1)+' s':'')+(p.verdict?': '+p.verdict:'');
+case 'verdict':return 'Verdict: '+p.verdict+(p.reason?' — '+p.reason:'');
+case 'released':return 'Infrastructure fault, queued again'+(p.error?': '+p.error:'');
+case 'gpu_unhealthy':return 'The GPU failed its health check: '+p.message;
+default:return p.event||'';}}
+function line(text){var li=document.createElement('li');li.textContent=text;progress.appendChild(li);}
 var source=new EventSource('/api/submissions/'+id+'/events');
-source.addEventListener('progress',function(e){var li=document.createElement('li');
-li.textContent=e.data;progress.appendChild(li);
-try{if(JSON.parse(e.data).event==='claimed'){status.textContent='running';verdict.textContent='running';}}catch(x){}});
+source.addEventListener('queue',function(e){var q=JSON.parse(e.data),place=document.getElementById('place');
+if(place)place.textContent=q.position;else status.textContent='queued, place '+q.position+' in the queue';});
+source.addEventListener('progress',function(e){var p;try{p=JSON.parse(e.data);}catch(x){return;}
+line(describe(p));
+if(p.event==='claimed'){status.textContent='running';verdict.textContent='running';}});
 source.addEventListener('result',function(e){source.close();var s=JSON.parse(e.data);
 status.textContent=s.status;verdict.textContent=s.verdict||s.status;
 verdict.className=s.verdict==='accepted'?'ok':'bad';

@@ -56,20 +56,52 @@ class ExpiredLeaseSweeper {
   std::thread thread_;
 };
 
-// Writes the client config (server URL and admin token) when the user has none yet, so
-// `kj submit` works from this account without flags.
-void write_client_config(const std::string& url, const std::string& token) {
+// The client config `kj submit` reads (~/.config/kerneljudge/config.json), kept pointing at this
+// server: written when missing and an admin token was just made; rewritten when it points at
+// this URL and a new admin token was made (its old token was for another database); otherwise
+// left alone, with a line saying why `kj submit` would not reach this server with it.
+void reconcile_client_config(store::Store& store, const std::string& url,
+                             const std::optional<std::string>& new_token) {
   const char* home = std::getenv("HOME");
   if (!home) return;
   const fs::path path = fs::path(home) / ".config" / "kerneljudge" / "config.json";
   std::error_code ec;
-  if (fs::exists(path, ec)) return;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path);
-  if (!out) return;
-  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, ec);
-  out << nlohmann::json{{"server", url}, {"token", token}}.dump(2) << "\n";
-  std::cout << "wrote " << path.string() << " (server and admin token for kj submit)\n";
+  nlohmann::json config;
+  if (fs::exists(path, ec)) {
+    std::ifstream in(path);
+    config = nlohmann::json::parse(in, nullptr, false);
+    if (!config.is_object()) {
+      std::cout << "client config " << path.string()
+                << " is not a JSON object; not changed (kj submit needs --server " << url
+                << " --token TOKEN)\n";
+      return;
+    }
+  }
+  const std::string server = config.is_object() ? config.value("server", "") : "";
+  const std::string token = config.is_object() ? config.value("token", "") : "";
+  const bool ours = server.empty() || server == url;
+  if (new_token && ours) {
+    fs::create_directories(path.parent_path(), ec);
+    std::ofstream out(path);
+    if (!out) {
+      std::cout << "cannot write " << path.string() << "; kj submit needs --server " << url
+                << " --token TOKEN\n";
+      return;
+    }
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, ec);
+    out << nlohmann::json{{"server", url}, {"token", *new_token}}.dump(2) << "\n";
+    std::cout << (config.is_null() ? "wrote " : "rewrote ") << path.string()
+              << " (server and admin token for kj submit)\n";
+  } else if (!ours) {
+    std::cout << "client config " << path.string() << " points at " << server
+              << ", not at this server; not changed (kj submit --server " << url << ")\n";
+  } else if (config.is_null()) {
+    std::cout << "no client config " << path.string() << "; kj submit needs --server " << url
+              << " --token TOKEN\n";
+  } else if (token.empty() || !store.user_for_token(token)) {
+    std::cout << "client config " << path.string()
+              << " has no token valid on this server; not changed (kj submit --token TOKEN)\n";
+  }
 }
 
 }  // namespace
@@ -118,6 +150,8 @@ int serve(const ServeOptions& options) {
     if (d.device != "cpu") pool->add(d.device, d.gpu_type);
   for (const auto& d : options.start_workers ? devices : std::vector<worker::Device>{}) {
     worker::WorkerOptions w = options.worker;
+    w.timing = judge::default_timing(d.device);  // short caps on a CPU: development only
+    w.timing.update(options.worker.timing);
     w.worker_id = std::string(host) + ":" + std::to_string(getpid()) + ":" + d.device;
     w.host = host;
     w.gpu_count = d.device == "cpu" ? 0 : pool->count(d.gpu_type);
@@ -131,10 +165,8 @@ int serve(const ServeOptions& options) {
   ExpiredLeaseSweeper sweeper(options.store_url, options.requeue_interval);
 
   std::cout << "kj serve: listening on " << url << " (API: " << url << "/api/openapi.json)\n";
-  if (admin_token) {
-    std::cout << "admin token (shown once): " << *admin_token << "\n";
-    write_client_config(url, *admin_token);
-  }
+  if (admin_token) std::cout << "admin token (shown once): " << *admin_token << "\n";
+  reconcile_client_config(*store, url, admin_token);
   std::cout << std::flush;
 
   std::thread http([&server] { server.serve(); });

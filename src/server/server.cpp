@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "problem/problem.h"
+#include "server/detail/kernelbot.h"
 #include "server/detail/openapi.h"
 #include "server/detail/pages.h"
 
@@ -272,58 +275,70 @@ struct Server::State {
                        "' has " + json(lb.gpu_types).dump());
   }
 
-  void create_submission(const httplib::Request& req, httplib::Response& res) {
-    const auto user = require_user(req);
-    std::string leaderboard_name, gpu, mode, file_name, code;
+  // What a client asked to submit, before the server's rules filled in the rest.
+  struct SubmissionRequest {
+    std::string leaderboard, gpu, mode, file_name, code;
     bool has_code = false;
+  };
+
+  SubmissionRequest api_submission_request(const httplib::Request& req) {
+    SubmissionRequest r;
     if (req.is_multipart_form_data()) {
       if (req.has_file("file")) {
         const auto file = req.get_file_value("file");
-        code = file.content;
-        file_name = file.filename;
-        has_code = true;
+        r.code = file.content;
+        r.file_name = file.filename;
+        r.has_code = true;
       }
       auto field = [&](const char* key) {
         return req.has_file(key) ? req.get_file_value(key).content : std::string();
       };
-      leaderboard_name = field("leaderboard");
-      gpu = field("gpu");
-      mode = field("mode");
-      if (file_name.empty()) file_name = field("file_name");
+      r.leaderboard = field("leaderboard");
+      r.gpu = field("gpu");
+      r.mode = field("mode");
+      if (r.file_name.empty()) r.file_name = field("file_name");
     } else {
       const json body = parse_json_body(req);
-      leaderboard_name = string_field(body, "leaderboard");
-      gpu = string_field(body, "gpu");
-      mode = string_field(body, "mode");
-      file_name = string_field(body, "file_name");
-      has_code = body.contains("code") && !body["code"].is_null();
-      code = string_field(body, "code");
+      r.leaderboard = string_field(body, "leaderboard");
+      r.gpu = string_field(body, "gpu");
+      r.mode = string_field(body, "mode");
+      r.file_name = string_field(body, "file_name");
+      r.has_code = body.contains("code") && !body["code"].is_null();
+      r.code = string_field(body, "code");
     }
-    if (!has_code) {
+    return r;
+  }
+
+  // Every rule a submission passes, whichever API it came through: size, directives, mode,
+  // leaderboard, GPU type, deadline, rate limit. Creates it and queues its job, or throws ApiError
+  // (a 429 sets Retry-After on res) with nothing stored.
+  store::Submission accept_submission(const store::User& user, SubmissionRequest r,
+                                      httplib::Response& res) {
+    if (!r.has_code) {
       throw ApiError(400, "missing_field", "the submission has no code ('code', or a 'file' part)");
     }
-    if (code.size() > options.max_source_bytes) {
+    if (r.code.size() > options.max_source_bytes) {
       throw ApiError(413, "source_too_large",
-                     "the submission is " + std::to_string(code.size()) +
+                     "the submission is " + std::to_string(r.code.size()) +
                          " bytes, over the limit of " + std::to_string(options.max_source_bytes) +
                          " bytes");
     }
-    const auto directives = problem::parse_directives(code);
-    if (leaderboard_name.empty() && directives.leaderboard)
-      leaderboard_name = *directives.leaderboard;
-    if (gpu.empty() && !directives.gpus.empty()) gpu = directives.gpus.front();
-    if (leaderboard_name.empty()) {
+    const auto directives = problem::parse_directives(r.code);
+    if (r.leaderboard.empty() && directives.leaderboard) r.leaderboard = *directives.leaderboard;
+    if (r.gpu.empty() && !directives.gpus.empty()) r.gpu = directives.gpus.front();
+    if (r.leaderboard.empty()) {
       throw ApiError(400, "missing_field",
                      "say which leaderboard ('leaderboard', or '#!POPCORN leaderboard NAME' in the "
                      "code)");
     }
-    if (mode.empty()) mode = "test";
-    if (mode != "test" && mode != "benchmark" && mode != "leaderboard" && mode != "profile") {
+    if (r.mode.empty()) r.mode = "test";
+    if (r.mode != "test" && r.mode != "benchmark" && r.mode != "leaderboard" &&
+        r.mode != "profile") {
       throw ApiError(400, "invalid_mode",
-                     "mode must be test, benchmark, leaderboard or profile, not '" + mode + "'");
+                     "mode must be test, benchmark, leaderboard or profile, not '" + r.mode + "'");
     }
-    const auto lb = leaderboard(leaderboard_name, user);
-    gpu = pick_gpu(lb, gpu);
+    const auto lb = leaderboard(r.leaderboard, user);
+    const std::string gpu = pick_gpu(lb, r.gpu);
     if (past(lb.deadline) && !user.is_admin) {
       throw ApiError(403, "deadline_passed",
                      "leaderboard '" + lb.name + "' closed at " + format_time(*lb.deadline) +
@@ -343,17 +358,22 @@ struct Server::State {
     store::NewSubmission submission;
     submission.user_id = user.id;
     submission.leaderboard_id = lb.id;
-    submission.file_name = clean_file_name(file_name.empty() ? "submission.py" : file_name);
-    submission.code = std::move(code);
+    submission.file_name = clean_file_name(r.file_name.empty() ? "submission.py" : r.file_name);
+    submission.code = std::move(r.code);
     submission.gpu_type = gpu;
-    submission.mode = mode;
+    submission.mode = r.mode;
     // A multi-GPU problem's job waits for a worker with world_size GPUs of the type free.
     try {
       submission.gpus_needed = problem::load(lb.problem_dir).gpus_needed();
     } catch (const problem::ProblemError&) {
       // Judged (and reported) by the worker, which loads the problem again.
     }
-    const auto created = store->create_submission(submission);
+    return store->create_submission(submission);
+  }
+
+  void create_submission(const httplib::Request& req, httplib::Response& res) {
+    const auto user = require_user(req);
+    const auto created = accept_submission(user, api_submission_request(req), res);
     res.set_header("Location", "/api/submissions/" + std::to_string(created.id));
     send_json(res, 201, submission_json(created));
   }
@@ -393,8 +413,65 @@ struct Server::State {
     send_json(res, 200, out);
   }
 
-  // Server-Sent Events: the latest job's progress (ids "JOB.SEQ"), then one `result` event with
-  // the submission as stored once it is final.
+  // What a stream following one submission does at each step; a callback returning false means
+  // the client went away.
+  struct SubmissionFollower {
+    std::function<bool(const store::ProgressEvent&)> progress;  // each new event of the latest job
+    std::function<bool(const store::Submission&, const std::vector<store::Job>&)> waiting;
+    std::function<void(const store::Submission&)> final;  // once, when done or failed
+  };
+
+  // Follows a submission until it is final or the server stops. job_id and seq say which events
+  // were sent already (Last-Event-ID). Workers append their events before completing, so a final
+  // status read after the events means every event was passed on.
+  void follow_submission(store::Id submission_id, store::Id job_id, std::int64_t seq,
+                         const SubmissionFollower& follower) {
+    std::uint64_t seen = 0;
+    while (!stopping) {
+      // Read before the store: progress recorded after this wakes the wait below at once.
+      if (stats) seen = stats->progress_count();
+      const auto current = store->get_submission(submission_id);
+      if (!current) return;
+      const auto jobs = store->submission_jobs(submission_id);
+      if (!jobs.empty()) {
+        const auto latest = std::max_element(
+            jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+        if (latest->id != job_id) {
+          job_id = latest->id;
+          seq = 0;
+        }
+        for (const auto& event : store->progress_since(job_id, seq)) {
+          seq = event.seq;
+          if (!follower.progress(event)) return;
+        }
+      }
+      if (is_final(current->status)) {
+        follower.final(*current);
+        return;
+      }
+      if (!follower.waiting(*current, jobs)) return;
+      if (stats) {
+        // This process's workers signal their progress; the poll covers other processes'.
+        stats->wait_for_progress(seen, options.event_poll);
+      } else {
+        std::unique_lock lock(stop_mutex);
+        stop_wake.wait_for(lock, options.event_poll, [this] { return stopping.load(); });
+      }
+    }
+  }
+
+  // The place of a submission's latest job in its queue; none once it runs.
+  std::optional<int> queue_position(const std::vector<store::Job>& jobs) {
+    if (jobs.empty()) return std::nullopt;
+    const auto latest = std::max_element(jobs.begin(), jobs.end(),
+                                         [](const auto& a, const auto& b) { return a.id < b.id; });
+    if (latest->state != store::JobState::queued) return std::nullopt;
+    return store->queue_position(latest->id);
+  }
+
+  // Server-Sent Events: the latest job's progress (ids "JOB.SEQ"), a `queue` event whenever the
+  // place in the queue changes while it waits, then one `result` event with the submission as
+  // stored once it is final.
   void stream_events(const httplib::Request& req, httplib::Response& res) {
     const auto user = bearer_user(req);
     const auto s = submission(req.matches[1]);
@@ -414,52 +491,30 @@ struct Server::State {
     res.set_chunked_content_provider("text/event-stream", [this, submission_id, resume_job,
                                                            resume_seq](std::size_t,
                                                                        httplib::DataSink& sink) {
-      store::Id job_id = resume_job;
-      std::int64_t seq = resume_seq;
       auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
       auto since_keepalive = std::chrono::steady_clock::now();
-      std::uint64_t seen = 0;
-      while (!stopping) {
-        // Read before the store: progress recorded after this wakes the wait below at once.
-        if (stats) seen = stats->progress_count();
-        const auto current = store->get_submission(submission_id);
-        if (!current) break;
-        const auto jobs = store->submission_jobs(submission_id);
-        if (!jobs.empty()) {
-          const auto latest = std::max_element(
-              jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-          if (latest->id != job_id) {
-            job_id = latest->id;
-            seq = 0;
-          }
-          for (const auto& event : store->progress_since(job_id, seq)) {
-            seq = event.seq;
-            if (!write("id: " + std::to_string(job_id) + "." + std::to_string(seq) +
-                       "\nevent: progress\ndata: " + event.event_json + "\n\n")) {
-              return false;
-            }
-          }
-        }
-        // Workers append their events before completing, so a final status read before the
-        // events above means every event was sent.
-        if (is_final(current->status)) {
-          json final_event = submission_json(*current);
-          write("event: result\ndata: " + final_event.dump() + "\n\n");
-          sink.done();
-          return true;
+      std::optional<int> last_position;
+      SubmissionFollower follower;
+      follower.progress = [&](const store::ProgressEvent& event) {
+        return write("id: " + std::to_string(event.job_id) + "." + std::to_string(event.seq) +
+                     "\nevent: progress\ndata: " + event.event_json + "\n\n");
+      };
+      follower.waiting = [&](const store::Submission&, const std::vector<store::Job>& jobs) {
+        const auto position = queue_position(jobs);
+        if (position && position != last_position) {
+          last_position = position;
+          return write("event: queue\ndata: " + json{{"position", *position}}.dump() + "\n\n");
         }
         if (std::chrono::steady_clock::now() - since_keepalive > std::chrono::seconds(15)) {
-          if (!write(": keep-alive\n\n")) return false;
           since_keepalive = std::chrono::steady_clock::now();
+          return write(": keep-alive\n\n");
         }
-        if (stats) {
-          // This process's workers signal their progress; the poll covers other processes'.
-          stats->wait_for_progress(seen, options.event_poll);
-        } else {
-          std::unique_lock lock(stop_mutex);
-          stop_wake.wait_for(lock, options.event_poll, [this] { return stopping.load(); });
-        }
-      }
+        return true;
+      };
+      follower.final = [&](const store::Submission& final_submission) {
+        write("event: result\ndata: " + submission_json(final_submission).dump() + "\n\n");
+      };
+      follow_submission(submission_id, resume_job, resume_seq, follower);
       sink.done();
       return true;
     });
@@ -680,6 +735,282 @@ struct Server::State {
     res.set_content(out.str(), "text/plain; version=0.0.4");
   }
 
+  // The owner (or an admin) removes a submission that is not being judged; rankings forget it.
+  void delete_submission_of(const store::User& user, const store::Submission& s) {
+    if (!user.is_admin && user.id != s.user_id) {
+      throw ApiError(403, "not_yours",
+                     "submission " + std::to_string(s.id) + " belongs to another user");
+    }
+    if (s.status == store::SubmissionStatus::running) {
+      throw ApiError(409, "being_judged",
+                     "submission " + std::to_string(s.id) +
+                         " is being judged; delete it once it has a verdict");
+    }
+    if (!store->delete_submission(s.id)) {
+      throw ApiError(404, "unknown_submission", "no submission " + std::to_string(s.id));
+    }
+    ++ranking_changes;
+  }
+
+  void delete_submission(const httplib::Request& req, httplib::Response& res) {
+    const auto user = require_user(req);
+    const auto s = submission(req.matches[1]);
+    delete_submission_of(user, s);
+    send_json(res, 200, {{"deleted", s.id}});
+  }
+
+  // ---- The KernelBot API popcorn-cli calls, at the server root (detail/kernelbot.h). The user
+  // comes from X-Popcorn-Cli-Id, a kj API token (docs/server.md); errors are {"detail": ...}.
+
+  store::User popcorn_user(const httplib::Request& req) {
+    const std::string cli_id = req.get_header_value("X-Popcorn-Cli-Id");
+    if (cli_id.empty()) {
+      throw ApiError(401, "missing_cli_id",
+                     "this request needs an X-Popcorn-Cli-Id header: put the CLI id the "
+                     "organizers gave you in ~/.popcorn.yaml as 'cli_id: ...'");
+    }
+    auto user = store->user_for_token(cli_id);
+    if (!user) {
+      throw ApiError(401, "invalid_cli_id",
+                     "the CLI id in ~/.popcorn.yaml is unknown to this server or was revoked; ask "
+                     "the organizers for a new one");
+    }
+    return *user;
+  }
+
+  std::optional<store::User> optional_popcorn_user(const httplib::Request& req) {
+    return req.has_header("X-Popcorn-Cli-Id") ? std::optional(popcorn_user(req)) : std::nullopt;
+  }
+
+  json kernelbot_task(const store::Leaderboard& lb) {
+    try {
+      const auto problem = problem::load(lb.problem_dir);
+      json templates = json::object();
+      for (const auto& [language, path] : problem.templates) templates[language] = path;
+      return {{"lang", problem.lang},
+              {"description", problem.description},
+              {"ranking_by", problem::to_string(problem.ranking_by)},
+              {"tests", problem.tests},
+              {"benchmarks", problem.benchmarks},
+              {"templates", templates}};
+    } catch (const std::exception&) {
+      return json::object();  // the leaderboard is listed; its jobs report the problem's error
+    }
+  }
+
+  void kernelbot_leaderboards(const httplib::Request& req, httplib::Response& res) {
+    const auto user = optional_popcorn_user(req);
+    json list = json::array();
+    for (const auto& lb : store->list_leaderboards(user && user->is_admin)) {
+      list.push_back(detail::kernelbot_leaderboard(lb, kernelbot_task(lb)));
+    }
+    send_json(res, 200, list);
+  }
+
+  void kernelbot_gpus(const httplib::Request& req, httplib::Response& res) {
+    send_json(res, 200, leaderboard(req.matches[1], optional_popcorn_user(req)).gpu_types);
+  }
+
+  // POST /{leaderboard}/{gpu}/{mode} and /submission/...: the multipart `file` part.
+  SubmissionRequest kernelbot_submission_request(const httplib::Request& req) {
+    SubmissionRequest r;
+    r.leaderboard = req.matches[1];
+    r.gpu = req.matches[2];
+    r.mode = req.matches[3];
+    if (req.is_multipart_form_data() && req.has_file("file")) {
+      const auto file = req.get_file_value("file");
+      r.code = file.content;
+      r.file_name = file.filename;
+      r.has_code = true;
+    }
+    return r;
+  }
+
+  json runner_queue(const std::string& gpu_type) {
+    return detail::kernelbot_runner_queue(gpu_type, store->count_queued_jobs(gpu_type));
+  }
+
+  // popcorn-cli 1.3.16 and later for test, benchmark and leaderboard: queue, then poll
+  // /user/submissions/{id}.
+  void kernelbot_submit_background(const httplib::Request& req, httplib::Response& res) {
+    const auto user = popcorn_user(req);
+    const auto created = accept_submission(user, kernelbot_submission_request(req), res);
+    send_json(res, 202,
+              {{"status", "accepted"},
+               {"details",
+                {{"id", created.id},
+                 {"leaderboard", created.leaderboard_name},
+                 {"gpu", created.gpu_type},
+                 {"mode", created.mode}}},
+               {"runner_queue", runner_queue(created.gpu_type)}});
+  }
+
+  // popcorn-cli before 1.3.16, and profile mode since: the submission's progress as `status`
+  // events in the response, then `result` (or `error` when the judge failed for good).
+  void kernelbot_submit_streaming(const httplib::Request& req, httplib::Response& res) {
+    const auto user = popcorn_user(req);
+    const auto created = accept_submission(user, kernelbot_submission_request(req), res);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider(
+        "text/event-stream", [this, created](std::size_t, httplib::DataSink& sink) {
+          auto status = [&](const std::string& message) {
+            const std::string text = detail::sse_event("status", {{"message", message}});
+            return sink.write(text.data(), text.size());
+          };
+          const std::string id = std::to_string(created.id);
+          status("submission " + id + " accepted: " + created.leaderboard_name + " on " +
+                 created.gpu_type + ", " + created.mode + " mode");
+          auto since_keepalive = std::chrono::steady_clock::now();
+          std::optional<int> last_position;
+          SubmissionFollower follower;
+          follower.progress = [&](const store::ProgressEvent& event) {
+            const std::string message =
+                detail::kernelbot_status_message(json::parse(event.event_json, nullptr, false));
+            return message.empty() || status("submission " + id + ": " + message);
+          };
+          follower.waiting = [&](const store::Submission&, const std::vector<store::Job>& jobs) {
+            const auto position = queue_position(jobs);
+            if (position && position != last_position) {
+              last_position = position;
+              return status("submission " + id + ": waiting, place " + std::to_string(*position) +
+                            " in the " + created.gpu_type + " queue");
+            }
+            if (std::chrono::steady_clock::now() - since_keepalive > std::chrono::seconds(15)) {
+              since_keepalive = std::chrono::steady_clock::now();
+              return sink.write(": keep-alive\n\n", 14);
+            }
+            return true;
+          };
+          follower.final = [&](const store::Submission& final_submission) {
+            std::string text;
+            if (final_submission.status == store::SubmissionStatus::failed) {
+              const auto jobs = store->submission_jobs(final_submission.id);
+              const std::string error = jobs.empty() ? "" : jobs.back().error;
+              text = detail::sse_event("error",
+                                       {{"detail", "submission " + id + " could not be judged (" +
+                                                       final_submission.verdict + "): " + error},
+                                        {"status_code", 500}});
+            } else {
+              text = detail::sse_event(
+                  "result",
+                  detail::kernelbot_result(final_submission, store->submission_runs(created.id)));
+            }
+            sink.write(text.data(), text.size());
+          };
+          follow_submission(created.id, 0, 0, follower);
+          sink.done();
+          return true;
+        });
+  }
+
+  // The caller's own submission (or any, for an admin).
+  store::Submission own_submission(const store::User& user, const std::string& id_text) {
+    const auto s = submission(id_text);
+    if (!user.is_admin && user.id != s.user_id) {
+      throw ApiError(403, "not_yours", "submission " + id_text + " belongs to another user");
+    }
+    return s;
+  }
+
+  void kernelbot_user_submissions(const httplib::Request& req, httplib::Response& res) {
+    const auto user = popcorn_user(req);
+    store::Id leaderboard_id = 0;
+    if (req.has_param("leaderboard"))
+      leaderboard_id = leaderboard(req.get_param_value("leaderboard"), user).id;
+    int limit = 50;
+    if (req.has_param("limit")) {
+      try {
+        limit = std::clamp(std::stoi(req.get_param_value("limit")), 1, 1000);
+      } catch (const std::exception&) {
+        throw ApiError(400, "invalid_field", "limit must be a number");
+      }
+    }
+    json list = json::array();
+    for (const auto& s : store->user_submissions(user.id, leaderboard_id, limit)) {
+      list.push_back(detail::kernelbot_submission_summary(s, store->submission_runs(s.id)));
+    }
+    send_json(res, 200, list);
+  }
+
+  void kernelbot_user_submission(const httplib::Request& req, httplib::Response& res) {
+    const auto s = own_submission(popcorn_user(req), req.matches[1]);
+    const auto jobs = store->submission_jobs(s.id);
+    std::optional<store::Job> latest;
+    for (const auto& job : jobs) {
+      if (!latest || job.id > latest->id) latest = job;
+    }
+    json queue = runner_queue(s.gpu_type);
+    if (const auto position = queue_position(jobs)) queue["position"] = *position;
+    send_json(res, 200,
+              detail::kernelbot_submission_details(s, store->submission_runs(s.id),
+                                                   store->get_code(s.code_sha256).value_or(""),
+                                                   latest, queue));
+  }
+
+  void kernelbot_delete_submission(const httplib::Request& req, httplib::Response& res) {
+    const auto user = popcorn_user(req);
+    const auto s = own_submission(user, req.matches[1]);
+    delete_submission_of(user, s);
+    send_json(res, 200, {{"status", "ok"}, {"submission_id", s.id}});
+  }
+
+  // popcorn-cli's `register`: GET /auth/init answers {"state": CLI id}, which it saves to
+  // ~/.popcorn.yaml before sending the user to KernelBot's OAuth page (which kj has not). Off
+  // unless the deployment turned on self-service registration: then each call creates a user
+  // named popcorn-XXXXXXXX and gives its new token as the CLI id.
+  void kernelbot_auth_init(const httplib::Request&, httplib::Response& res) {
+    if (!options.popcorn_registration) {
+      throw ApiError(403, "registration_closed",
+                     "this kj server does not register CLI ids itself; ask the organizers for "
+                     "one and put it in ~/.popcorn.yaml as 'cli_id: ...'");
+    }
+    std::random_device random;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      char name[32];
+      std::snprintf(name, sizeof name, "popcorn-%08x", static_cast<unsigned>(random()));
+      if (store->get_user(name)) continue;
+      const auto user = store->create_user(name, false);
+      const auto token = store->create_token(user.id, "popcorn-cli registration");
+      send_json(res, 200, {{"state", token.token}, {"user", user.name}});
+      return;
+    }
+    throw ApiError(500, "internal", "could not pick a free user name");
+  }
+
+  // Runs a KernelBot handler, errors as {"detail": ...} (what popcorn-cli prints).
+  httplib::Server::Handler kernelbot_guarded(void (State::*handler)(const httplib::Request&,
+                                                                    httplib::Response&)) {
+    return [this, handler](const httplib::Request& req, httplib::Response& res) {
+      const auto fail = [&](int status, const std::string& code, const std::string& detail) {
+        send_json(res, status, {{"detail", detail}, {"code", code}});
+      };
+      try {
+        (this->*handler)(req, res);
+      } catch (const ApiError& e) {
+        fail(e.status, e.code, e.what());
+      } catch (const store::StoreError& e) {
+        fail(500, "store_error", e.what());
+      } catch (const std::exception& e) {
+        fail(500, "internal", e.what());
+      }
+    };
+  }
+
+  // Registered after /api and the pages: POST /{a}/{b}/{c} would take any three-part path.
+  void kernelbot_routes() {
+    http.Get("/leaderboards", kernelbot_guarded(&State::kernelbot_leaderboards));
+    http.Get(R"(/gpus/([^/]+))", kernelbot_guarded(&State::kernelbot_gpus));
+    http.Get("/auth/init", kernelbot_guarded(&State::kernelbot_auth_init));
+    http.Get("/user/submissions", kernelbot_guarded(&State::kernelbot_user_submissions));
+    http.Get(R"(/user/submissions/(\d+))", kernelbot_guarded(&State::kernelbot_user_submission));
+    http.Delete(R"(/user/submissions/(\d+))",
+                kernelbot_guarded(&State::kernelbot_delete_submission));
+    http.Post(R"(/submission/([^/]+)/([^/]+)/([^/]+))",
+              kernelbot_guarded(&State::kernelbot_submit_background));
+    http.Post(R"(/([^/]+)/([^/]+)/([^/]+))", kernelbot_guarded(&State::kernelbot_submit_streaming));
+  }
+
   // Runs a handler, turning ApiError and store failures into JSON errors.
   httplib::Server::Handler guarded(void (State::*handler)(const httplib::Request&,
                                                           httplib::Response&)) {
@@ -703,6 +1034,7 @@ struct Server::State {
     http.Get(R"(/api/submissions/(\d+)/events)", guarded(&State::stream_events));
     http.Get(R"(/api/submissions/(\d+)/code)", guarded(&State::get_code));
     http.Post(R"(/api/submissions/(\d+)/hacked)", guarded(&State::mark_hacked));
+    http.Delete(R"(/api/submissions/(\d+))", guarded(&State::delete_submission));
     http.Get("/api/leaderboards", guarded(&State::list_leaderboards));
     http.Get(R"(/api/leaderboards/([^/]+))", guarded(&State::get_leaderboard));
     http.Get(R"(/api/leaderboards/([^/]+)/ranking)", guarded(&State::get_ranking));
@@ -744,6 +1076,7 @@ Server::Server(std::shared_ptr<store::Store> store, ApiOptions options,
       [state = state_.get()](const store::Leaderboard& lb, const std::string& gpu) {
         return state->cached_ranking(lb, gpu)->entries;
       });
+  state_->kernelbot_routes();
 }
 
 Server::~Server() { stop(); }

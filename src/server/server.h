@@ -26,6 +26,9 @@ struct ApiOptions {
   // A cached ranking is recomputed at the latest this long after its query (it is recomputed at
   // once on this process's completions, hacked marks and leaderboard changes).
   std::chrono::milliseconds ranking_max_age{5000};
+  // popcorn-cli's `register` (GET /auth/init) creates a user and gives it a CLI id: for open
+  // events; otherwise organizers issue CLI ids (`kj cli-id`).
+  bool popcorn_registration = false;
 };
 
 // The HTTP server over one store connection. Handlers run on the server's thread pool.

@@ -314,6 +314,21 @@ class SqlStore final : public Store {
     });
   }
 
+  bool delete_submission(Id submission_id) override {
+    return in_transaction("delete_submission", [&] {
+      const auto code_id =
+          db().scalar("SELECT code_id FROM submissions WHERE id = $1", {submission_id});
+      if (!code_id) return false;
+      // Jobs, runs and progress go with it (ON DELETE CASCADE); its code unless shared.
+      db().exec("DELETE FROM submissions WHERE id = $1", {submission_id});
+      db().exec(
+          "DELETE FROM code_files WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM submissions "
+          "WHERE code_id = $1)",
+          {*code_id});
+      return true;
+    });
+  }
+
   std::vector<Run> submission_runs(Id submission_id) override {
     return guarded("submission_runs", [&] {
       return db().all(
@@ -351,6 +366,17 @@ class SqlStore final : public Store {
     return guarded("count_queued_jobs", [&] {
       return static_cast<int>(*db().scalar(
           "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND gpu_type = $1", {gpu_type}));
+    });
+  }
+
+  std::optional<int> queue_position(Id job_id) override {
+    return guarded("queue_position", [&]() -> std::optional<int> {
+      const auto ahead = db().scalar(
+          "SELECT COUNT(*) FROM jobs AS ahead JOIN jobs AS mine ON mine.id = $1 AND mine.state = "
+          "'queued' WHERE ahead.state = 'queued' AND ahead.gpu_type = mine.gpu_type AND ahead.id "
+          "<= mine.id",
+          {job_id});
+      return ahead && *ahead > 0 ? std::optional(static_cast<int>(*ahead)) : std::nullopt;
     });
   }
 

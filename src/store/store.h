@@ -285,6 +285,9 @@ class Store {
   // Newest first; leaderboard_id 0: every leaderboard.
   virtual std::vector<Submission> user_submissions(Id user_id, Id leaderboard_id, int limit) = 0;
   virtual void set_submission_hacked(Id submission_id, bool hacked) = 0;
+  // Removes the submission with its jobs, runs and progress, and its code unless another
+  // submission has the same code. False when there is no such submission.
+  virtual bool delete_submission(Id submission_id) = 0;
   virtual std::vector<Run> submission_runs(Id submission_id) = 0;
 
   // The queue. A job goes queued -> running (claimed, leased) -> done | failed; an abandoned
@@ -294,6 +297,9 @@ class Store {
   virtual std::optional<Job> get_job(Id job_id) = 0;
   virtual std::vector<Job> submission_jobs(Id submission_id) = 0;
   virtual int count_queued_jobs(std::string_view gpu_type) = 0;
+  // A queued job's place in its GPU type's queue: 1 + the queued jobs of that type before it.
+  // None when the job is not queued (or does not exist).
+  virtual std::optional<int> queue_position(Id job_id) = 0;
   // Every job in the store by state (all four states present, zero when none): for /metrics.
   virtual std::map<JobState, int> count_jobs_by_state() = 0;
   // The oldest queued job for one of gpu_types that needs at most max_gpus GPUs (a multi-GPU

@@ -78,6 +78,8 @@ int run_worker_process(const WorkerProcessOptions& options) {
     w.worker_id = name + ":" + device.device;
     w.host = name;
     w.device = device.device;
+    w.timing = judge::default_timing(device.device);  // short caps on a CPU: development only
+    w.timing.update(options.worker.timing);
     w.gpu_types = {job_type(device)};
     w.gpu_count = device.device == "cpu" ? 0 : pool->count(job_type(device));
     workers.push_back(std::make_unique<Worker>(options.store_url, w, stats,

@@ -9,6 +9,7 @@ installed (scripts/setup.sh installs both)."""
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,13 +164,22 @@ def main():
         browser.open(server.url + f"/submissions/{live}")
         first = browser.text("#verdict")
         assert first in ("queued", "running"), f"the watched job was already final: {first!r}"
+        status = browser.text("#status")
+        if status.startswith("queued"):  # behind the ranked and the printing runs: its place
+            assert re.fullmatch(r"queued, place [123] in the cpu queue", status), status
         browser.script("window.kjSamePage = 'not reloaded';")
         final = browser.wait_text("#verdict", lambda t: t not in ("queued", "running"),
                                   FINAL_VERDICT_TIMEOUT, "live verdict")
         assert final == "accepted", final
         assert browser.script("return window.kjSamePage") == "not reloaded", "the page reloaded"
         browser.wait_text("#details", lambda t: "passed" in t, 30, "details after the result")
-        assert browser.elements("#progress li"), "progress events were listed"
+        steps = [li.strip() for li in browser.script(
+            "return Array.from(document.querySelectorAll('#progress li')).map(e => e.textContent)")]
+        assert steps, "progress events were listed"
+        assert not any(step.startswith("{") for step in steps), f"raw JSON on the page: {steps}"
+        assert "Judging on cpu" in steps, steps
+        assert any(step.startswith("Verdict: accepted — ") for step in steps), steps
+        assert any(step.startswith("Evaluation finished in ") for step in steps), steps
 
         # The ranked user is on the leaderboard with a formatted score.
         api.wait_final(ranked, alice, timeout=300)
@@ -180,6 +190,10 @@ def main():
         assert score.endswith(("ns", "µs", "ms", " s")), score
         browser.open(server.url + "/users/alice")
         assert browser.elements("svg.chart polyline"), "the best-score chart is drawn"
+        # Logged out, the ranked score the leaderboard shows is on the user's chart too.
+        status, _, body = api.call("GET", "/users/alice")
+        assert status == 200 and b'<svg class="chart"' in body, body[:2000]
+        assert b"No accepted ranked submissions yet" not in body
 
         # Markup in a submission's stdout is text on the page, never markup or script.
         assert api.wait_final(printing, alice)["verdict"] == "accepted"

@@ -145,6 +145,22 @@ def _():
     assert result["score_ns"] > 0
 
 
+@case("on a CPU, timing stops at short caps by default and the report says CPU times are for development")
+def _():
+    solution = os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py")
+    proc, result = kj("eval", problem("vectoradd"), solution, "--mode", "benchmark", "--case", "0",
+                      "--json", check_json=True)
+    assert result["verdict"] == "accepted", result["reason"]
+    assert result["timing"] == {"max_samples": 100, "max_seconds": 1.0}, result["timing"]
+    assert len(result["benchmarks"][0]["samples_ns"]) <= 100
+    proc, result = kj("eval", problem("vectoradd"), solution, "--mode", "benchmark", "--case", "0",
+                      "--max-time", "2", "--json", check_json=True)
+    assert result["timing"] == {"max_samples": 100, "max_seconds": 2.0}, result["timing"]
+    proc = kj("eval", problem("vectoradd"), solution, "--mode", "benchmark", "--case", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CPU times are for development only" in proc.stdout, proc.stdout
+
+
 @case("a submission right on public seeds and wrong on the secret run is not ranked")
 def _():
     proc, result = kj("eval", problem("vectoradd"), os.path.join(ROOT, "tests/leaderboard/public_only.py"),
@@ -263,10 +279,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kj", required=True)
     parser.add_argument("--root", required=True)
+    parser.add_argument("--only", default="", help="run only the cases whose name has this")
     args = parser.parse_args()
     KJ, ROOT = args.kj, args.root
     passed = failed = 0
     for name, fn in results:
+        if args.only not in name:
+            continue
         try:
             fn()
             passed += 1

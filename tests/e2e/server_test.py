@@ -30,10 +30,11 @@ def free_port():
 class JudgeServer:
     """A `kj serve` process; its stdout lines are read on a thread into a queue."""
 
-    def __init__(self, kj, db, problems, port, env):
+    def __init__(self, kj, db, problems, port, env, rate_limit=4, extra=()):
         self.proc = subprocess.Popen(
             [kj, "serve", "--db", "sqlite:" + db, "--problems", problems, "--port", str(port),
-             "--no-gpu", "--rate-limit", "4", "--max-time", "0.2", "--max-repeats", "10"],
+             "--no-gpu", "--rate-limit", str(rate_limit), "--max-time", "0.2", "--max-repeats",
+             "10", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.lines = queue.Queue()
         self.log = []

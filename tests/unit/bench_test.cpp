@@ -53,6 +53,13 @@ TEST(Format, Units) {
   EXPECT_EQ(kj::bench::format_ns(1.05e6), "1.05 ms");
 }
 
+TEST(Format, SpeedupsKeepSignificantDigits) {
+  // A slow submission on the CPU is thousands of times slower than the reference, not "0.00×".
+  EXPECT_EQ(kj::bench::format_speedup(0.0023149), "0.00231×");
+  EXPECT_EQ(kj::bench::format_speedup(1.0714), "1.07×");
+  EXPECT_EQ(kj::bench::format_speedup(312.4), "312×");
+}
+
 using kj::bench::compare_paired;
 using kj::bench::PairedComparison;
 using kj::bench::should_stop;
@@ -105,7 +112,8 @@ TEST(StopRule, RobustRuleStopsDespiteAFewStalledSamples) {
   const std::vector<double> few(samples.begin(), samples.begin() + 19);
   EXPECT_EQ(should_stop(few, 1.0, StopRule{}), StopReason::keep_going);
   // A wide bulk (10 % CV) is not precise, stall or not.
-  EXPECT_EQ(should_stop(noisy_samples(200, 30000, 0.1, 4), 1.0, StopRule{}), StopReason::keep_going);
+  EXPECT_EQ(should_stop(noisy_samples(200, 30000, 0.1, 4), 1.0, StopRule{}),
+            StopReason::keep_going);
   EXPECT_EQ(kj::bench::to_string(StopReason::precise_median), "precise_median");
 }
 

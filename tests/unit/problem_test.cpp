@@ -201,15 +201,24 @@ tests:
   EXPECT_EQ(e.field(), "tests[0]");
 }
 
-TEST(Directives, ReadsLeadingCommentBlockOnly) {
+TEST(Directives, ReadAnywhereInTheFileAsPopcornCliDoes) {
+  // A directive after an import and upper-case keys, as popcorn-cli accepts them; the last wins.
   const auto d = kj::problem::parse_directives(
-      "#!POPCORN leaderboard vectoradd_v2\n#!POPCORN gpu H100 B200\nimport torch\n#!POPCORN "
-      "leaderboard other\n");
+      "import torch\n#!POPCORN LEADERBOARD vectoradd_v2\n#!POPCORN Gpu H100 B200\nx = 1\n");
   ASSERT_TRUE(d.leaderboard);
   EXPECT_EQ(*d.leaderboard, "vectoradd_v2");
   EXPECT_EQ(d.gpus, (std::vector<std::string>{"H100", "B200"}));
-  const auto cu = kj::problem::parse_directives("//!POPCORN leaderboard vectorsum\n#include <x>\n");
+  const auto last = kj::problem::parse_directives(
+      "#!POPCORN leaderboard first\r\n#!POPCORN gpu A\r\n#!POPCORN leaderboard second\r\n"
+      "#!POPCORN gpus B\r\n");
+  EXPECT_EQ(last.leaderboard.value_or(""), "second");
+  EXPECT_EQ(last.gpus, (std::vector<std::string>{"B"}));
+  const auto cu = kj::problem::parse_directives("#include <x>\n//!POPCORN leaderboard vectorsum\n");
   EXPECT_EQ(cu.leaderboard.value_or(""), "vectorsum");
+  // Not directives for popcorn-cli: indented, glued to the marker, a plain comment.
+  const auto none = kj::problem::parse_directives(
+      "  #!POPCORN leaderboard a\n#!POPCORNleaderboard b\n# POPCORN leaderboard c\n");
+  EXPECT_FALSE(none.leaderboard);
 }
 
 TEST(DeclaredVerdict, FirstLineOnly) {

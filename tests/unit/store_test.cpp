@@ -586,6 +586,45 @@ TEST_P(StoreTest, JobsAreCountedByState) {
   EXPECT_EQ(store_->count_jobs_by_state(), expected);
 }
 
+TEST_P(StoreTest, QueuePositionCountsQueuedJobsOfTheSameGpuTypeAhead) {
+  open();
+  Id board = leaderboard();
+  const Id alice = user("alice");
+  const auto first = submit(alice, board, "a");
+  submit(alice, board, "cpu job", "test", "cpu");  // another GPU type's queue
+  const auto second = submit(alice, board, "b");
+  const auto job_of = [&](const kj::store::Submission& s) {
+    return store_->submission_jobs(s.id).front().id;
+  };
+  EXPECT_EQ(store_->queue_position(job_of(first)), 1);
+  EXPECT_EQ(store_->queue_position(job_of(second)), 2);
+  ASSERT_TRUE(store_->claim_next_job("worker-1", kH200, 60s).has_value());
+  EXPECT_EQ(store_->queue_position(job_of(first)), std::nullopt);  // running: not waiting
+  EXPECT_EQ(store_->queue_position(job_of(second)), 1);
+  EXPECT_EQ(store_->queue_position(9999), std::nullopt);
+}
+
+TEST_P(StoreTest, DeletedSubmissionTakesItsRunsAndUnsharedCodeAlong) {
+  open();
+  Id board = leaderboard();
+  const Id alice = user("alice");
+  const auto judged = submit(alice, board, "unique code");
+  const auto shared = submit(alice, board, "shared code");
+  submit(alice, board, "shared code");
+  judge("worker-1", 1.0);
+  ASSERT_EQ(store_->ranking(board, "H200").size(), 1u);
+  EXPECT_TRUE(store_->delete_submission(judged.id));
+  EXPECT_FALSE(store_->get_submission(judged.id));
+  EXPECT_TRUE(store_->submission_runs(judged.id).empty());
+  EXPECT_TRUE(store_->ranking(board, "H200").empty());
+  EXPECT_FALSE(store_->get_code(judged.code_sha256));
+  EXPECT_EQ(
+      query_int("SELECT COUNT(*) FROM jobs WHERE submission_id = " + std::to_string(judged.id)), 0);
+  EXPECT_TRUE(store_->delete_submission(shared.id));
+  EXPECT_TRUE(store_->get_code(shared.code_sha256));  // the other submission still has it
+  EXPECT_FALSE(store_->delete_submission(judged.id));
+}
+
 TEST_P(StoreTest, OnlyTheLeaseHolderCompletes) {
   open();
   Id board = leaderboard();

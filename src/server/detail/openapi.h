@@ -158,11 +158,41 @@ inline constexpr std::string_view kOpenApiDocument = R"json({
       }
      }
     ]
+   },
+   "delete": {
+    "summary": "The owner (or an admin) deletes the submission with its jobs, runs and progress; rankings forget it",
+    "responses": {
+     "200": {
+      "description": "{\"deleted\": id}"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "integer"
+      }
+     }
+    ]
    }
   },
   "/api/submissions/{id}/events": {
    "get": {
-    "summary": "Server-Sent Events: 'progress' events (id JOB.SEQ; resume with Last-Event-ID), then one 'result' event with the final submission",
+    "summary": "Server-Sent Events: 'progress' events (id JOB.SEQ; resume with Last-Event-ID), 'queue' events {position} while the job waits, then one 'result' event with the final submission",
     "responses": {
      "200": {
       "description": "text/event-stream"
