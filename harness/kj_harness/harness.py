@@ -271,12 +271,15 @@ class Evaluation:
     def output_buffers(self, args: dict) -> list[int]:
         """The input tensors the reference writes, found once on the first case's inputs: a
         submission may write them too (upstream allows it), every other input must stay as
-        given. A reference that fails here fails the check too, which says why."""
+        given. When the reference fails here (it fails the check too, which says why; or the
+        device is out of memory), every input is left unchecked for this call rather than an
+        honest write to an output buffer refused, and the next case tries again."""
         if self.writable is None:
+            data = self.generate(args)
             try:
-                self.writable = guard.output_buffers(self.generate(args), self.reference.ref_kernel)
+                self.writable = guard.output_buffers(data, self.reference.ref_kernel)
             except Exception:  # noqa: BLE001
-                self.writable = []
+                return list(range(len(guard.input_tensors(data))))
         return self.writable
 
     def check(self, args: dict, output) -> tuple[bool, str]:
@@ -284,7 +287,8 @@ class Evaluation:
             # Every rank checks together: references may check with collectives. A rank that
             # failed before its check says so at this same step (ranks.py), so none waits.
             self.ranks.exchange(True)
-        for wait in CHECKER_OOM_WAITS:
+        # Ranks check together (collectives): one rank cannot try again alone.
+        for wait in CHECKER_OOM_WAITS if self.ranks is None else (0.0,):
             data = self.generate(args)
             try:
                 return normalize_check(self.reference.check_implementation(data, output))
@@ -298,8 +302,8 @@ class Evaluation:
                 del data
                 free_device_cache()
                 time.sleep(wait)
-        raise CheckerOutOfMemory(f"the checker ran out of device memory {len(CHECKER_OOM_WAITS)} "
-                                 f"times ({device_memory_note()})")
+        raise CheckerOutOfMemory(f"the checker ran out of device memory at every try "
+                                 f"({device_memory_note()})")
 
     # -- the runners --------------------------------------------------------------------------
 
