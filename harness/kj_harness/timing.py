@@ -95,7 +95,10 @@ def _quantile(ordered: list[float], q: float) -> float:
 
 
 def stop_reason(samples: list[float], elapsed: float, s: dict) -> str | None:
-    """The stopping rule (mirrors kj::bench::should_stop)."""
+    """The stopping rule, the one place it is written (docs/timing.md): keep going until both
+    minimums are reached, then stop once the relative standard error or the relative stdev
+    meets its target, or (from ROBUST_RULE_MIN_SAMPLES on) the median's robust standard error
+    does; the caps stop even before the minimums."""
     n = len(samples)
     if n >= 2 and elapsed >= s["min_seconds"] and n >= s["min_samples"]:
         mean = sum(samples) / n

@@ -117,55 +117,6 @@ double relative_spread(std::span<const double> medians) {
   return (*largest - *smallest) / *smallest;
 }
 
-StopReason should_stop(std::span<const double> samples, double elapsed_seconds,
-                       const StopRule& rule) {
-  const bool minimums_reached =
-      samples.size() >= rule.min_samples && elapsed_seconds >= rule.min_seconds;
-  // One sample has no spread, so it can never count as precise.
-  if (minimums_reached && samples.size() >= 2) {
-    const MeanAndStdev stats = mean_and_stdev(samples);
-    if (stats.mean > 0) {
-      const double rel_stdev = stats.stdev / stats.mean;
-      const double rel_sem = rel_stdev / std::sqrt(static_cast<double>(samples.size()));
-      if (rel_sem <= rule.target_rel_sem) return StopReason::precise_sem;
-      if (rel_stdev <= rule.target_rel_stdev) return StopReason::precise_stdev;
-    }
-    if (samples.size() >= kRobustRuleMinSamples) {
-      std::vector<double> sorted(samples.begin(), samples.end());
-      std::sort(sorted.begin(), sorted.end());
-      const double median = quantile_sorted(sorted, 0.5);
-      const double robust_sigma =
-          (quantile_sorted(sorted, 0.75) - quantile_sorted(sorted, 0.25)) / 1.349;
-      if (median > 0 &&
-          1.2533 * robust_sigma / std::sqrt(static_cast<double>(sorted.size())) / median <=
-              rule.target_rel_sem) {
-        return StopReason::precise_median;
-      }
-    }
-  }
-  if (samples.size() >= rule.max_samples) return StopReason::max_samples;
-  if (elapsed_seconds >= rule.max_seconds) return StopReason::max_seconds;
-  return StopReason::keep_going;
-}
-
-std::string to_string(StopReason reason) {
-  switch (reason) {
-    case StopReason::keep_going:
-      return "keep_going";
-    case StopReason::precise_sem:
-      return "precise_sem";
-    case StopReason::precise_stdev:
-      return "precise_stdev";
-    case StopReason::precise_median:
-      return "precise_median";
-    case StopReason::max_seconds:
-      return "max_seconds";
-    case StopReason::max_samples:
-      return "max_samples";
-  }
-  throw std::invalid_argument("unknown StopReason");
-}
-
 std::size_t sign_interval_rank(std::size_t n, double confidence) {
   check_confidence(confidence);
   // The interval [x_(k), x_(n+1-k)] misses the median with probability 2 * P(Bin(n, 1/2) <= k-1);

@@ -44,42 +44,8 @@ double coefficient_of_variation(std::span<const double> samples);
 // Throws std::invalid_argument for an empty input or a non-positive median.
 double relative_spread(std::span<const double> medians);
 
-// When to stop sampling one configuration (defaults: research/timing.md, section 9).
-struct StopRule {
-  std::size_t min_samples = 10;
-  double min_seconds = 0.5;
-  double target_rel_sem = 0.001;    // standard error of the mean / mean
-  double target_rel_stdev = 0.005;  // stdev / mean
-  double max_seconds = 15;
-  std::size_t max_samples = 1000;
-};
-
-enum class StopReason {
-  keep_going,
-  precise_sem,
-  precise_stdev,
-  precise_median,
-  max_seconds,
-  max_samples
-};
-
-// Samples from which the robust rule (precise_median) may stop: below this the quartiles say
-// too little about the spread.
-inline constexpr std::size_t kRobustRuleMinSamples = 20;
-
-// Keeps going until both min_samples and min_seconds are reached, then stops once the relative
-// standard error or the relative stdev meets its target, or (from kRobustRuleMinSamples samples
-// on) once the robust standard error of the median does: 1.2533 · (IQR / 1.349) / √n / median
-// ≤ target_rel_sem. The median is the figure reported, and a few samples hit by a host stall
-// (milliseconds among microseconds) swell the stdev without moving the median or the IQR; the
-// robust rule stops those runs as early as clean ones instead of at the caps. The caps stop even
-// before the minimums. When several hold, the first of precise_sem, precise_stdev,
-// precise_median, max_samples, max_seconds wins.
-StopReason should_stop(std::span<const double> samples, double elapsed_seconds,
-                       const StopRule& rule);
-
-// "keep_going", "precise_sem", …: the enumerator's name.
-std::string to_string(StopReason reason);
+// The stopping rule for sampling lives in one place, the harness that samples
+// (harness/kj_harness/timing.py, stop_reason; docs/timing.md).
 
 // A against B from times measured in the same rounds of an interleaved round robin.
 struct PairedComparison {

@@ -280,6 +280,18 @@ class StopRule(unittest.TestCase):
         self.assertEqual(stop_reason(noisy, 15.0, s), "max_seconds")
         self.assertEqual(stop_reason(noisy * 50, 1.0, s), "max_samples")
 
+    def test_a_tight_stdev_stops_where_the_standard_error_does_not(self):
+        from kj_harness.timing import settings_from, stop_reason
+        s = settings_from({})
+        # 0.4 % CV over 10 samples: rel. SEM ~0.13 % misses 0.1 %, rel. stdev meets 0.5 %.
+        self.assertEqual(stop_reason([996.0, 1004.0] * 5, 0.6, s), "precise_stdev")
+
+    def test_caps_stop_even_before_the_minimums(self):
+        from kj_harness.timing import settings_from, stop_reason
+        s = settings_from({"min_seconds": 100})
+        self.assertEqual(stop_reason([100.0, 200.0, 300.0], 15.0, s), "max_seconds")
+        self.assertEqual(stop_reason([100.0, 200.0] * 500, 1.0, s), "max_samples")
+
     def test_a_few_stalled_samples_do_not_keep_a_precise_median_going(self):
         from kj_harness.timing import settings_from, stop_reason
         s = settings_from({})

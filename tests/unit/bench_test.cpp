@@ -62,9 +62,6 @@ TEST(Format, SpeedupsKeepSignificantDigits) {
 
 using kj::bench::compare_paired;
 using kj::bench::PairedComparison;
-using kj::bench::should_stop;
-using kj::bench::StopReason;
-using kj::bench::StopRule;
 using Outcome = kj::bench::PairedComparison::Outcome;
 
 namespace {
@@ -80,68 +77,12 @@ std::vector<double> noisy_samples(std::size_t n, double mean, double rel_noise, 
 
 }  // namespace
 
-TEST(StopRule, KeepsGoingUntilBothMinimumsEvenWhenPrecise) {
-  const StopRule rule;
-  const std::vector<double> perfect(50, 1000.0);
-  EXPECT_EQ(should_stop(std::span(perfect).first(9), 10.0, rule), StopReason::keep_going);
-  EXPECT_EQ(should_stop(perfect, 0.49, rule), StopReason::keep_going);
-  EXPECT_EQ(should_stop(std::span(perfect).first(10), 0.5, rule), StopReason::precise_sem);
-}
 
-TEST(StopRule, PreciseStandardErrorStops) {
-  // 2 % CV over 900 samples: rel. SEM ~0.067 % meets 0.1 %, rel. stdev misses 0.5 %.
-  const auto samples = noisy_samples(900, 5000, 0.02, 1);
-  EXPECT_EQ(should_stop(samples, 1.0, StopRule{}), StopReason::precise_sem);
-  // The same noise over 100 samples (rel. SEM ~0.2 %) is not precise yet.
-  EXPECT_EQ(should_stop(std::span(samples).first(100), 1.0, StopRule{}), StopReason::keep_going);
-}
 
-TEST(StopRule, PreciseStdevStops) {
-  // 0.4 % CV over 10 samples: rel. SEM ~0.13 % misses 0.1 %, rel. stdev meets 0.5 %.
-  const std::vector<double> samples = {996, 1004, 996, 1004, 996, 1004, 996, 1004, 996, 1004};
-  EXPECT_EQ(should_stop(samples, 0.6, StopRule{}), StopReason::precise_stdev);
-}
 
-TEST(StopRule, RobustRuleStopsDespiteAFewStalledSamples) {
-  // 200 samples with 0.5 % CV around 30 µs, 3 of them hit by a 2 ms host stall: the stdev
-  // fails both classic rules, the robust standard error of the median (~0.04 %) meets 0.1 %.
-  auto samples = noisy_samples(200, 30000, 0.005, 3);
-  for (std::size_t i = 0; i < 3; ++i) samples[i * 50] = 2e6;
-  EXPECT_EQ(should_stop(samples, 1.0, StopRule{}), StopReason::precise_median);
-  // Below kRobustRuleMinSamples the quartiles do not decide.
-  const std::vector<double> few(samples.begin(), samples.begin() + 19);
-  EXPECT_EQ(should_stop(few, 1.0, StopRule{}), StopReason::keep_going);
-  // A wide bulk (10 % CV) is not precise, stall or not.
-  EXPECT_EQ(should_stop(noisy_samples(200, 30000, 0.1, 4), 1.0, StopRule{}),
-            StopReason::keep_going);
-  EXPECT_EQ(kj::bench::to_string(StopReason::precise_median), "precise_median");
-}
 
-TEST(StopRule, CapsWinEvenBeforeMinimums) {
-  const auto noisy = noisy_samples(1000, 5000, 0.2, 2);
-  StopRule rule;
-  rule.min_seconds = 100;  // minimums not reached, yet the caps stop
-  EXPECT_EQ(should_stop(std::span(noisy).first(3), 15.0, rule), StopReason::max_seconds);
-  EXPECT_EQ(should_stop(noisy, 1.0, rule), StopReason::max_samples);
-  EXPECT_EQ(should_stop(std::span(noisy).first(999), 14.9, rule), StopReason::keep_going);
-  EXPECT_EQ(should_stop(noisy, 20.0, StopRule{}), StopReason::max_samples);
-}
 
-TEST(StopRule, OneSampleIsNeverPrecise) {
-  StopRule rule;
-  rule.min_samples = 1;
-  rule.min_seconds = 0;
-  const std::vector<double> one = {100};
-  EXPECT_EQ(should_stop(one, 0.1, rule), StopReason::keep_going);
-}
 
-TEST(StopRule, ReasonNames) {
-  EXPECT_EQ(to_string(StopReason::keep_going), "keep_going");
-  EXPECT_EQ(to_string(StopReason::precise_sem), "precise_sem");
-  EXPECT_EQ(to_string(StopReason::precise_stdev), "precise_stdev");
-  EXPECT_EQ(to_string(StopReason::max_seconds), "max_seconds");
-  EXPECT_EQ(to_string(StopReason::max_samples), "max_samples");
-}
 
 TEST(SignInterval, RanksComputedByHand) {
   // n = 10 at 95 %: P(X <= 1) = 11/1024 = 0.0107 <= 0.025 < P(X <= 2) = 56/1024, so k = 2.
