@@ -9,9 +9,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/agent_setup.h"
 #include "client/client.h"
 #include "data/bootstrap.h"
-#include "cli/agent_setup.h"
 #include "data/data.h"
 #include "judge/judge.h"
 #include "problem/problem.h"

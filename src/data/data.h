@@ -80,8 +80,8 @@ struct KernelbotExport {
   bool anonymize = false;  // users become user-1..user-N (a random permutation) with ids 1..N
   bool force = false;      // export leaderboards whose deadline has not passed
   bool progress = false;
-  std::string license = "other";                    // the card's license (a hub license id)
-  std::int64_t max_shard_bytes = kMaxShardBytes;    // a new data file once one holds this much
+  std::string license = "other";                  // the card's license (a hub license id)
+  std::int64_t max_shard_bytes = kMaxShardBytes;  // a new data file once one holds this much
 };
 
 struct ExportCounts {

@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   for (auto* command : {export_kernelbot, export_boostrap}) {
     command->add_option("--license", license, "the dataset card's license (a hub license id)")
         ->capture_default_str();
-    command->add_option("--shard-mb", shard_mb, "start a new data file once one holds this many MiB")
+    command
+        ->add_option("--shard-mb", shard_mb, "start a new data file once one holds this many MiB")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
   }

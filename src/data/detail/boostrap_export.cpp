@@ -120,12 +120,13 @@ std::int64_t write_boostrap_dataset(const std::vector<nlohmann::json>& rows,
   card.license = options.license;
   card.tags = {"code", "triton", "pytorch", "gpu", "kernels"};
   card.task_categories = {"text-generation"};
-  card.configs.push_back({"default", "data", table->schema(), table->num_rows(), shards,
-                          boostrap_docs()});
-  card.summary = "PyTorch programs and Triton programs written for them, each judged by "
-                 "kerneljudge, with the columns of tcapelle/boostrap_triton and the judge's "
-                 "verdict, error and timings. Source: " +
-                 source + ".";
+  card.configs.push_back(
+      {"default", "data", table->schema(), table->num_rows(), shards, boostrap_docs()});
+  card.summary =
+      "PyTorch programs and Triton programs written for them, each judged by "
+      "kerneljudge, with the columns of tcapelle/boostrap_triton and the judge's "
+      "verdict, error and timings. Source: " +
+      source + ".";
   std::ostringstream counts;
   counts << "| verdict | rows |\n|---|---|\n";
   for (const auto& [verdict, n] : verdicts) counts << "| " << verdict << " | " << n << " |\n";

@@ -165,8 +165,7 @@ std::string render_card(const Card& card) { return front_matter(card) + "\n" + b
 
 void write_card(const Card& card, const fs::path& dir) {
   const fs::path out = dir / "README.md";
-  const fs::path partial =
-      dir / (".README.md.partial-" + std::to_string(std::random_device{}()));
+  const fs::path partial = dir / (".README.md.partial-" + std::to_string(std::random_device{}()));
   {
     std::ofstream file(partial, std::ios::binary);
     file << render_card(card);

@@ -30,7 +30,7 @@ struct Card {
   std::vector<std::string> tags;
   std::vector<std::string> task_categories;
   std::vector<CardConfig> configs;
-  std::string summary;                          // the first paragraph
+  std::string summary;                                        // the first paragraph
   std::vector<std::pair<std::string, std::string>> sections;  // heading, markdown
 };
 

@@ -388,11 +388,11 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
   card.tags = {"code", "gpu", "kernels", "cuda", "triton"};
   card.task_categories = {"text-generation"};
   card.configs = std::move(configs);
-  card.summary =
-      std::string("GPU kernel submissions judged by kerneljudge, in the layout of GPUMODE/"
-                  "kernelbot-data (") +
-      (by_submission ? "one row per submission" : "one row per public run") +
-      "), with the leaderboards they were submitted to.";
+  card.summary = std::string(
+                     "GPU kernel submissions judged by kerneljudge, in the layout of GPUMODE/"
+                     "kernelbot-data (") +
+                 (by_submission ? "one row per submission" : "one row per public run") +
+                 "), with the leaderboards they were submitted to.";
   card.sections.emplace_back("Rows per leaderboard and GPU", counts_table(counts));
   std::ostringstream judged;
   judged << "- Every submission ran in kj's sandbox against the leaderboard's reference: public "
@@ -413,8 +413,8 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
   std::ostringstream settings;
   settings << "- Exported by " << detail::kj_version() << ".\n"
            << "- Layout: `" << (by_submission ? "submission" : "run") << "`.\n"
-           << "- Users: " << (options.anonymize ? "anonymized (`user-1` ... `user-N`)" : "as stored")
-           << ".\n"
+           << "- Users: "
+           << (options.anonymize ? "anonymized (`user-1` ... `user-N`)" : "as stored") << ".\n"
            << "- Leaderboards: "
            << (options.leaderboards.empty() ? std::string("all") : std::string("selected"))
            << (options.force ? ", open ones included (`--force`)" : ", closed ones only") << ".\n"
@@ -795,8 +795,7 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   const fs::path data = options.out_dir / "data";
   detail::ShardedParquetWriter all_file(all.schema(), data / "submissions",
                                         options.max_shard_bytes);
-  detail::ShardedParquetWriter successful_file(successful.schema(),
-                                               data / "successful_submissions",
+  detail::ShardedParquetWriter successful_file(successful.schema(), data / "successful_submissions",
                                                options.max_shard_bytes);
   const auto flush = [](TableBuilder& t, detail::ShardedParquetWriter& file,
                         std::int64_t at_least) {
@@ -846,15 +845,22 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   flush(all, all_file, 0);
   flush(successful, successful_file, 0);
   std::vector<detail::CardConfig> configs(3);
-  configs[0] = {"submissions", "data/submissions", all.schema(), counts.submissions,
-                static_cast<std::int64_t>(all_file.close().size()), submission_docs()};
-  configs[1] = {"successful_submissions", "data/successful_submissions", successful.schema(),
+  configs[0] = {"submissions",
+                "data/submissions",
+                all.schema(),
+                counts.submissions,
+                static_cast<std::int64_t>(all_file.close().size()),
+                submission_docs()};
+  configs[1] = {"successful_submissions",
+                "data/successful_submissions",
+                successful.schema(),
                 counts.successful_submissions,
-                static_cast<std::int64_t>(successful_file.close().size()), submission_docs()};
+                static_cast<std::int64_t>(successful_file.close().size()),
+                submission_docs()};
   const auto [leaderboard_schema, leaderboard_shards] =
       write_leaderboards(leaderboards, data / "leaderboards", options.max_shard_bytes);
-  configs[2] = {"leaderboards", "data/leaderboards", leaderboard_schema, counts.leaderboards,
-                leaderboard_shards, leaderboard_docs()};
+  configs[2] = {"leaderboards",      "data/leaderboards", leaderboard_schema,
+                counts.leaderboards, leaderboard_shards,  leaderboard_docs()};
   detail::write_card(kernelbot_card(options, std::move(configs), per_gpu), options.out_dir);
   return counts;
 }
