@@ -1,5 +1,6 @@
 #include "data/detail/card.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
