@@ -111,7 +111,7 @@ def main():
         # the server commands: kj's own parser accepts them (no server here)
         for command in server:
             words = shlex.split(command)
-            p = subprocess.run(words + ["--help"], capture_output=True, text=True)
+            p = subprocess.run(words + ["--help"], cwd=work, capture_output=True, text=True)
             check(p.returncode == 0, f"server step `{' '.join(words[1:3])}` parses")
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

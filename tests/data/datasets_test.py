@@ -303,6 +303,35 @@ def main():
         check(len(top_c) == 3 and top_c[0]["best_score"] == 1.0e-5,
               "imported run-level submissions rank on the leaderboard")
 
+        # --- shards of bounded size ------------------------------------------------------------
+        import random
+        rng = random.Random(20)
+        n = 2500
+        big = tmp / "big.parquet"
+        write_submissions(big, {
+            "submission_id": list(range(1, n + 1)), "leaderboard_id": [7] * n,
+            "problem_name": ["vectoradd"] * n, "user_id": ["1"] * n, "user_name": ["eve"] * n,
+            "code_id": list(range(1, n + 1)), "file_name": ["submission.py"] * n,
+            "submission_time": [t(0)] * n, "status": ["succeeded"] * n,
+            "score": [1e-5 + i * 1e-9 for i in range(n)], "passed": [True] * n,
+            "mode": ["leaderboard"] * n, "runner": ["H100"] * n,
+            "code": ["# " + rng.randbytes(600).hex() + "\n" for _ in range(n)],
+        })
+        db_big = f"sqlite:{tmp / 'big.db'}"
+        kj.run("import", "kernelbot", big, "--db", db_big)
+        dir_big = tmp / "export_big"
+        kj.run("export", "kernelbot", "--force", "--shard-mb", "1", "--out", dir_big, "--db", db_big)
+        files = shards(dir_big, "submissions")
+        check(len(files) >= 2 and all(f.stat().st_size < 4 * 2**20 for f in files) and
+              [f.name for f in files] == [f"train-{i:05d}-of-{len(files):05d}.parquet"
+                                          for i in range(len(files))],
+              f"--shard-mb 1: {len(files)} shards named train-i-of-n, each bounded: "
+              f"{[f.stat().st_size for f in files]}")
+        check_hub_dataset(dir_big, ["submissions", "successful_submissions", "leaderboards"], tmp / "hf")
+        kj.run("export", "kernelbot", "--force", "--out", dir_big, "--db", db_big)
+        check([f.name for f in shards(dir_big, "submissions")] == ["train-00000-of-00001.parquet"],
+              "exporting again into the directory replaces the earlier shards")
+
         # --- anonymize, open leaderboards --------------------------------------------------------
         dir_anon = tmp / "export_anon"
         kj.run("export", "kernelbot", "--anonymize", "--out", dir_anon, "--db", db_a)

@@ -395,9 +395,10 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
                  "), with the leaderboards they were submitted to.";
   card.sections.emplace_back("Rows per leaderboard and GPU", counts_table(counts));
   std::ostringstream judged;
-  judged << "- Every submission ran in kj's sandbox against the leaderboard's reference: public "
-            "`test`, `benchmark` and `leaderboard` runs, and secret runs with a seed the author "
-            "never saw (secret runs are not published).\n"
+  judged << "- Submissions judged by kj ran in its sandbox against the leaderboard's reference: "
+            "public `test`, `benchmark` and `leaderboard` runs, and secret runs with a seed the "
+            "author never saw (secret runs are not published). Submissions imported from another "
+            "dataset keep the verdicts and scores recorded there.\n"
             "- A score counts when it comes from a passed public `leaderboard`-mode run, of a "
             "submission not marked hacked and with no failed secret run; it is the benchmark "
             "time in seconds (lower is better).\n";
@@ -427,7 +428,8 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
       "```python\nfrom datasets import load_dataset\n"
       "submissions = load_dataset(\"<repo>\", \"submissions\", split=\"train\")\n"
       "leaderboards = load_dataset(\"<repo>\", \"leaderboards\", split=\"train\")\n```\n\n"
-      "`kj import kernelbot data/*/train-*.parquet` loads the files into a kerneljudge store; "
+      "`kj import kernelbot data/submissions/*.parquet data/leaderboards/*.parquet` loads the "
+      "files into a kerneljudge store; "
       "`kj stats top --leaderboard NAME` ranks them.\n");
   return card;
 }
