@@ -60,6 +60,12 @@ void ParquetFileWriter::write(const arrow::Table& table) {
   }
 }
 
+void ParquetFileWriter::write_row_group(const arrow::RecordBatch& batch) {
+  const auto table = value_or_throw(arrow::Table::FromRecordBatches({batch.Slice(0)}),
+                                    "cannot write " + out_.string());
+  check(writer_->WriteTable(*table, kRowGroupRows), "cannot write " + out_.string());
+}
+
 std::int64_t ParquetFileWriter::bytes_written() const {
   return value_or_throw(file_->Tell(), "cannot write " + out_.string());
 }
@@ -97,16 +103,17 @@ fs::path ShardedParquetWriter::shard_path(std::size_t i) const {
 }
 
 void ShardedParquetWriter::write(const arrow::RecordBatch& batch) {
-  if (batch.num_rows() == 0) return;
-  if (current_ && current_->bytes_written() >= max_shard_bytes_) {
-    current_->close();
-    current_.reset();
+  for (std::int64_t at = 0; at < batch.num_rows(); at += kRowGroupRows) {
+    if (current_ && current_->bytes_written() >= max_shard_bytes_) {
+      current_->close();
+      current_.reset();
+    }
+    if (!current_) {
+      done_.push_back(shard_path(done_.size()));
+      current_ = std::make_unique<ParquetFileWriter>(schema_, done_.back());
+    }
+    current_->write_row_group(*batch.Slice(at, kRowGroupRows));
   }
-  if (!current_) {
-    done_.push_back(shard_path(done_.size()));
-    current_ = std::make_unique<ParquetFileWriter>(schema_, done_.back());
-  }
-  current_->write(batch);
 }
 
 void ShardedParquetWriter::write(const arrow::Table& table) {

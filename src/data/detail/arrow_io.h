@@ -44,6 +44,9 @@ class ParquetFileWriter {
   ParquetFileWriter& operator=(const ParquetFileWriter&) = delete;
   void write(const arrow::RecordBatch& batch);
   void write(const arrow::Table& table);
+  // `batch` as one row group of its own, written out before this returns (at most
+  // kRowGroupRows rows).
+  void write_row_group(const arrow::RecordBatch& batch);
   // Bytes of the row groups written so far.
   std::int64_t bytes_written() const;
   void close();
@@ -58,9 +61,10 @@ class ParquetFileWriter {
 void write_parquet(const arrow::Table& table, const std::filesystem::path& out);
 
 // One split of a dataset as the Hugging Face hub lays it out: `dir`/train-00000-of-0000N.parquet
-// and so on, a new shard begun once one holds `max_shard_bytes`. close() names the shards (their
-// count is known only then) and removes shards of an earlier export left in `dir`; destroyed
-// before close(), it leaves nothing behind.
+// and so on, a new shard begun once one holds `max_shard_bytes` (checked between row groups:
+// each batch is written as row groups of kRowGroupRows, so pass batches of a multiple of it).
+// close() names the shards (their count is known only then) and removes shards of an earlier export
+// left in `dir`; destroyed before close(), it leaves nothing behind.
 class ShardedParquetWriter {
  public:
   ShardedParquetWriter(std::shared_ptr<arrow::Schema> schema, std::filesystem::path dir,

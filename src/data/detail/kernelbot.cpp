@@ -791,7 +791,7 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   }
   users.finish();
   // Second pass, with code: rows go to both files in batches, so memory holds one batch.
-  constexpr std::int64_t kBatchRows = 4096;
+  constexpr std::int64_t kBatchRows = 4 * detail::kRowGroupRows;  // whole row groups
   TableBuilder all = by_submission ? submission_table() : run_table();
   TableBuilder successful = by_submission ? submission_table() : run_table();
   const fs::path data = options.out_dir / "data";
