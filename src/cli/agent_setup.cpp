@@ -1,6 +1,7 @@
 #include "cli/agent_setup.h"
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace kj::cli {
@@ -99,7 +100,7 @@ instructions are the skill `.claude/skills/kj-kernel/SKILL.md`.
 
 constexpr const char* kSkill = R"(---
 name: kj-kernel
-description: Write, judge, time and compare a GPU kernel with kj (kerneljudge) locally or on a judge server; use when asked to make a kernel for @PROBLEM@ correct or faster.
+description: "Write, judge, time and compare a GPU kernel with kj (kerneljudge) locally or on a judge server; use when asked to make a kernel for @PROBLEM_IN_QUOTES@ correct or faster."
 ---
 
 # kj kernel loop
@@ -112,7 +113,10 @@ std::string fill(const std::string& text, const AgentSetup& setup) {
   if (leaderboard.empty()) {
     leaderboard = fs::path(setup.problem_dir).lexically_normal().parent_path().filename();
   }
-  std::string out = replace_all(text, "@KJ@", setup.kj);
+  // JSON's string syntax is YAML's double-quoted scalar: the path without its quotes.
+  const std::string quoted = nlohmann::json(setup.problem_dir).dump();
+  std::string out = replace_all(text, "@PROBLEM_IN_QUOTES@", quoted.substr(1, quoted.size() - 2));
+  out = replace_all(out, "@KJ@", setup.kj);
   out = replace_all(out, "@PROBLEM@", setup.problem_dir);
   return replace_all(out, "@LEADERBOARD@", leaderboard);
 }
