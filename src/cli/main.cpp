@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/agent_setup.h"
 #include "client/client.h"
 #include "data/bootstrap.h"
 #include "data/data.h"
@@ -762,6 +763,18 @@ int main(int argc, char** argv) {
   delete_submission->add_option("ID", delete_id)->required();
   add_connection(delete_submission);
 
+  auto* agent_setup = app.add_subcommand(
+      "agent-setup", "write AGENTS.md and a skill telling coding agents how to iterate with kj");
+  kj::cli::AgentSetup agent;
+  agent_setup->add_option("PROBLEM_DIR", agent.problem_dir, "the problem to work on")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  agent_setup->add_option("--dir", agent.dir, "where to write them")->capture_default_str();
+  agent_setup->add_option("--kj", agent.kj, "how the agent runs kj")->capture_default_str();
+  agent_setup->add_option("--leaderboard", agent.leaderboard,
+                          "its name on a judge server (default: the problem directory's name)");
+  agent_setup->add_flag("--force", agent.force, "replace the files if they exist");
+
   DatasetCommands datasets(app);
   auto* bootstrap = app.add_subcommand(
       "bootstrap", "PyTorch programs -> model translations -> Triton rows verified by the judge");
@@ -769,6 +782,15 @@ int main(int argc, char** argv) {
   bootstrap_command.add_to(bootstrap);
 
   CLI11_PARSE(app, argc, argv);
+  if (*agent_setup) {
+    try {
+      for (const auto& path : kj::cli::write_agent_files(agent)) std::cout << path.string() << "\n";
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "kj: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   if (*submit) {
     return kj::client::submit(kj::client::resolve_connection(server_url, token), submit_options);
   }

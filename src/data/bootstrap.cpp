@@ -585,22 +585,7 @@ double quantile(std::vector<double> values, double q) {
 void write_parquet(const std::vector<json>& rows, const fs::path& out, std::ostream& progress) {
   std::vector<json> table;
   table.reserve(rows.size());
-  for (const auto& row : rows) {
-    json picked = json::object();
-    for (const char* column : kBoostrapColumns) {
-      picked[column] = row.contains(column) ? row[column] : json(nullptr);
-    }
-    for (const char* column :
-         {"triton_code", "pt_entrypoint", "triton_entrypoint", "reasoning", "tests_code", "stdout",
-          "stderr", "stop_reason", "entrypoint", "tests", "verdict", "pt_code"}) {
-      if (!picked[column].is_string()) picked[column] = "";
-    }
-    for (const char* column : {"messages", "prompt", "timings"}) {
-      if (!picked[column].is_array()) picked[column] = json::array();
-    }
-    if (!picked["pt_code_runs"].is_boolean()) picked["pt_code_runs"] = false;
-    table.push_back(std::move(picked));
-  }
+  for (const auto& row : rows) table.push_back(boostrap_columns(row));
   try {
     write_boostrap_parquet(table, out);
   } catch (const std::exception& e) {

@@ -48,6 +48,10 @@ inline constexpr const char* kBoostrapColumns[] = {
 void write_boostrap_parquet(const std::vector<nlohmann::json>& rows,
                             const std::filesystem::path& out);
 
+// The boostrap row of a row a bootstrap run recorded (rows.jsonl): its kBoostrapColumns, a
+// missing or null string column as "", a missing list as [], pt_code_runs false when absent.
+nlohmann::json boostrap_columns(const nlohmann::json& recorded);
+
 // ---- running kj-parquet ---------------------------------------------------------------------
 
 // kj-parquet beside the running executable, or $KJ_PARQUET; DataError when missing.
@@ -65,6 +69,10 @@ int run_parquet_tool(const std::vector<std::string>& args);
 // run_score, run_passed, run_result, run_compilation, run_meta, run_system_info).
 enum class KernelbotLayout { submission, run };
 
+// Exports are laid out as Hugging Face hub datasets: README.md (the dataset card) and
+// data/<config>/train-00000-of-0000N.parquet, a shard holding at most about this much.
+inline constexpr std::int64_t kMaxShardBytes = 500LL * 1024 * 1024;
+
 struct KernelbotExport {
   std::filesystem::path out_dir;
   std::vector<std::string> leaderboards;  // empty: every leaderboard
@@ -72,6 +80,8 @@ struct KernelbotExport {
   bool anonymize = false;  // users become user-1..user-N (a random permutation) with ids 1..N
   bool force = false;      // export leaderboards whose deadline has not passed
   bool progress = false;
+  std::string license = "other";                  // the card's license (a hub license id)
+  std::int64_t max_shard_bytes = kMaxShardBytes;  // a new data file once one holds this much
 };
 
 struct ExportCounts {
@@ -80,7 +90,8 @@ struct ExportCounts {
   std::int64_t leaderboards = 0;
 };
 
-// [kj-parquet] Writes submissions.parquet, successful_submissions.parquet, leaderboards.parquet.
+// [kj-parquet] Writes the configs submissions, successful_submissions and leaderboards under
+// out_dir/data/ and the dataset card out_dir/README.md.
 ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& options);
 
 struct ImportCounts {
@@ -95,10 +106,25 @@ struct ImportCounts {
 ImportCounts import_kernelbot(store::Store& store, std::span<const std::filesystem::path> files,
                               bool progress);
 
+struct BoostrapExport {
+  std::filesystem::path out_dir;
+  std::string license = "other";
+  std::int64_t max_shard_bytes = kMaxShardBytes;
+  bool progress = false;
+};
+
 // [kj-parquet] Judged submissions to Triton leaderboards as boostrap rows (pt_code: the
-// problem's reference.py; triton_code: the submission; verdict, max_error, speedup, timings
-// from its latest run). Returns the number of rows.
-std::int64_t export_boostrap(store::Store& store, const std::filesystem::path& out, bool progress);
+// problem's reference.py; triton_code: the submission; tests_code: the leaderboard's task.yml;
+// verdict, max_error, speedup, timings from its latest run; no model wrote them, so reasoning,
+// messages and prompt are empty), written as data/train-* with a dataset card. Returns the
+// number of rows.
+std::int64_t export_boostrap(store::Store& store, const BoostrapExport& options);
+
+// [kj-parquet] The rows a bootstrap run recorded in `run_dir`/rows.jsonl (prompt, messages,
+// reasoning, stop_reason and the tests each row was judged with, as the run kept them) as
+// above. DataError when the file is missing or a line is not a row.
+std::int64_t export_boostrap_run(const std::filesystem::path& run_dir,
+                                 const BoostrapExport& options);
 
 // ---- analysis -------------------------------------------------------------------------------
 

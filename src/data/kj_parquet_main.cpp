@@ -61,10 +61,24 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"submission", "run"}));
   export_kernelbot->add_flag("--anonymize", kernelbot.anonymize, "users become user-1..user-N");
   export_kernelbot->add_flag("--force", kernelbot.force, "also leaderboards still open");
-  auto* export_boostrap =
-      export_cmd->add_subcommand("boostrap", "judged Triton submissions as boostrap rows");
-  std::string boostrap_out;
-  export_boostrap->add_option("--out", boostrap_out, "parquet file to write")->required();
+  auto* export_boostrap = export_cmd->add_subcommand(
+      "boostrap", "judged Triton submissions (or a bootstrap run's rows) as boostrap rows");
+  kj::data::BoostrapExport boostrap;
+  std::string bootstrap_run;
+  export_boostrap->add_option("--out", boostrap.out_dir, "directory to write")->required();
+  export_boostrap->add_option("--bootstrap-run", bootstrap_run,
+                              "a kj bootstrap output directory: export its rows.jsonl instead "
+                              "of the store's submissions");
+  std::int64_t shard_mb = kj::data::kMaxShardBytes / (1024 * 1024);
+  std::string license = "other";
+  for (auto* command : {export_kernelbot, export_boostrap}) {
+    command->add_option("--license", license, "the dataset card's license (a hub license id)")
+        ->capture_default_str();
+    command
+        ->add_option("--shard-mb", shard_mb, "start a new data file once one holds this many MiB")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+  }
   auto* import_cmd = app.add_subcommand("import", "load a dataset into the store");
   import_cmd->require_subcommand(1);
   auto* import_kernelbot =
@@ -88,6 +102,8 @@ int main(int argc, char** argv) {
       kernelbot.layout =
           layout == "run" ? kj::data::KernelbotLayout::run : kj::data::KernelbotLayout::submission;
       kernelbot.progress = progress;
+      kernelbot.license = license;
+      kernelbot.max_shard_bytes = shard_mb * 1024 * 1024;
       auto store = kj::store::open_store(db);
       const auto counts = kj::data::export_kernelbot(*store, kernelbot);
       std::cout << "wrote " << counts.submissions << " submissions ("
@@ -96,9 +112,17 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*export_boostrap) {
-      auto store = kj::store::open_store(db);
-      const auto rows = kj::data::export_boostrap(*store, boostrap_out, progress);
-      std::cout << "wrote " << rows << " boostrap rows to " << boostrap_out << "\n";
+      boostrap.progress = progress;
+      boostrap.license = license;
+      boostrap.max_shard_bytes = shard_mb * 1024 * 1024;
+      std::int64_t rows = 0;
+      if (bootstrap_run.empty()) {
+        auto store = kj::store::open_store(db);
+        rows = kj::data::export_boostrap(*store, boostrap);
+      } else {
+        rows = kj::data::export_boostrap_run(bootstrap_run, boostrap);
+      }
+      std::cout << "wrote " << rows << " boostrap rows to " << boostrap.out_dir.string() << "\n";
       return 0;
     }
     if (*import_kernelbot) {

@@ -79,6 +79,23 @@ int spawn_tool(const std::vector<std::string>& args, const fs::path* stderr_file
 
 }  // namespace
 
+nlohmann::json boostrap_columns(const nlohmann::json& recorded) {
+  nlohmann::json picked = nlohmann::json::object();
+  for (const char* column : kBoostrapColumns) {
+    picked[column] = recorded.contains(column) ? recorded[column] : nlohmann::json(nullptr);
+  }
+  for (const char* column :
+       {"triton_code", "pt_entrypoint", "triton_entrypoint", "reasoning", "tests_code", "stdout",
+        "stderr", "stop_reason", "entrypoint", "tests", "verdict", "pt_code"}) {
+    if (!picked[column].is_string()) picked[column] = "";
+  }
+  for (const char* column : {"messages", "prompt", "timings"}) {
+    if (!picked[column].is_array()) picked[column] = nlohmann::json::array();
+  }
+  if (!picked["pt_code_runs"].is_boolean()) picked["pt_code_runs"] = false;
+  return picked;
+}
+
 int run_parquet_tool(const std::vector<std::string>& args) { return spawn_tool(args, nullptr); }
 
 void write_boostrap_parquet(const std::vector<nlohmann::json>& rows, const fs::path& out) {

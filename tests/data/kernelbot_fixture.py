@@ -15,6 +15,12 @@ SUBMISSION_SCHEMA = pa.schema([
     ("runner", pa.string()), ("code", pa.string()),
 ])
 
+# The same as kernelbot-data's exporter writes it: its strings are large_string.
+PUBLISHED_SUBMISSION_SCHEMA = pa.schema([
+    pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type)
+    for f in SUBMISSION_SCHEMA
+])
+
 FAILURES = []
 
 

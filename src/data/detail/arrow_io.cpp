@@ -4,6 +4,7 @@
 #include <parquet/arrow/schema.h>
 #include <parquet/exception.h>
 
+#include <cstdio>
 #include <random>
 
 #include "data/data.h"
@@ -23,7 +24,8 @@ ParquetFileWriter::ParquetFileWriter(std::shared_ptr<arrow::Schema> schema, fs::
                          "cannot create " + partial_.string());
   auto properties = parquet::WriterProperties::Builder()
                         .compression(parquet::Compression::SNAPPY)
-                        ->max_row_group_length(64 * 1024)
+                        ->max_row_group_length(kRowGroupRows)
+                        ->enable_write_page_index()
                         ->build();
   auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
   auto writer = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), file_,
@@ -58,6 +60,16 @@ void ParquetFileWriter::write(const arrow::Table& table) {
   }
 }
 
+void ParquetFileWriter::write_row_group(const arrow::RecordBatch& batch) {
+  const auto table = value_or_throw(arrow::Table::FromRecordBatches({batch.Slice(0)}),
+                                    "cannot write " + out_.string());
+  check(writer_->WriteTable(*table, kRowGroupRows), "cannot write " + out_.string());
+}
+
+std::int64_t ParquetFileWriter::bytes_written() const {
+  return value_or_throw(file_->Tell(), "cannot write " + out_.string());
+}
+
 void ParquetFileWriter::close() {
   check(writer_->Close(), "cannot write " + out_.string());
   check(file_->Close(), "cannot write " + out_.string());
@@ -69,6 +81,79 @@ void write_parquet(const arrow::Table& table, const fs::path& out) {
   ParquetFileWriter writer(table.schema(), out);
   writer.write(table);
   writer.close();
+}
+
+ShardedParquetWriter::ShardedParquetWriter(std::shared_ptr<arrow::Schema> schema, fs::path dir,
+                                           std::int64_t max_shard_bytes)
+    : schema_(std::move(schema)),
+      dir_(std::move(dir)),
+      max_shard_bytes_(max_shard_bytes),
+      tag_(static_cast<std::int64_t>(std::random_device{}())) {
+  fs::create_directories(dir_);
+}
+
+ShardedParquetWriter::~ShardedParquetWriter() {
+  current_.reset();
+  std::error_code ec;
+  for (const auto& path : done_) fs::remove(path, ec);
+}
+
+fs::path ShardedParquetWriter::shard_path(std::size_t i) const {
+  return dir_ / (".shard-" + std::to_string(tag_) + "-" + std::to_string(i) + ".parquet");
+}
+
+void ShardedParquetWriter::write(const arrow::RecordBatch& batch) {
+  for (std::int64_t at = 0; at < batch.num_rows(); at += kRowGroupRows) {
+    if (current_ && current_->bytes_written() >= max_shard_bytes_) {
+      current_->close();
+      current_.reset();
+    }
+    if (!current_) {
+      done_.push_back(shard_path(done_.size()));
+      current_ = std::make_unique<ParquetFileWriter>(schema_, done_.back());
+    }
+    current_->write_row_group(*batch.Slice(at, kRowGroupRows));
+  }
+}
+
+void ShardedParquetWriter::write(const arrow::Table& table) {
+  arrow::TableBatchReader batches(table);
+  std::shared_ptr<arrow::RecordBatch> batch;
+  while (true) {
+    check(batches.ReadNext(&batch), "cannot write " + dir_.string());
+    if (!batch) break;
+    write(*batch);
+  }
+}
+
+namespace {
+
+std::string shard_name(std::size_t i, std::size_t n) {
+  char name[64];
+  std::snprintf(name, sizeof name, "train-%05zu-of-%05zu.parquet", i, n);
+  return name;
+}
+
+}  // namespace
+
+std::vector<fs::path> ShardedParquetWriter::close() {
+  if (!current_) {  // no rows: one empty shard, so that the split exists
+    done_.push_back(shard_path(0));
+    current_ = std::make_unique<ParquetFileWriter>(schema_, done_.back());
+  }
+  current_->close();
+  current_.reset();
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    const auto name = entry.path().filename().string();
+    if (name.starts_with("train-") && name.ends_with(".parquet")) fs::remove(entry.path());
+  }
+  std::vector<fs::path> shards;
+  for (std::size_t i = 0; i < done_.size(); ++i) {
+    shards.push_back(dir_ / shard_name(i, done_.size()));
+    fs::rename(done_[i], shards.back());
+  }
+  done_.clear();
+  return shards;
 }
 
 std::shared_ptr<arrow::Table> read_parquet(const fs::path& path) {

@@ -27,9 +27,15 @@ T value_or_throw(arrow::Result<T> result, const std::string& what) {
   return std::move(result).ValueUnsafe();
 }
 
-// A parquet file written record batch by record batch (snappy-compressed, 64k-row groups), so
-// that an export holds one batch in memory, not the whole table. It is written beside `out` and
-// renamed to `out` by close(); destroyed before close(), it leaves nothing behind.
+// Rows per row group of every file kj writes: small enough for the Hugging Face dataset viewer,
+// which reads whole row groups and refuses files whose groups exceed its scan limit (a row of
+// kernelbot-data is a few kB of code, so a group is a few MB).
+inline constexpr std::int64_t kRowGroupRows = 1000;
+
+// A parquet file written record batch by record batch (snappy-compressed, row groups of
+// kRowGroupRows, with a page index), so that an export holds one batch in memory, not the whole
+// table. It is written beside `out` and renamed to `out` by close(); destroyed before close(),
+// it leaves nothing behind.
 class ParquetFileWriter {
  public:
   ParquetFileWriter(std::shared_ptr<arrow::Schema> schema, std::filesystem::path out);
@@ -38,6 +44,11 @@ class ParquetFileWriter {
   ParquetFileWriter& operator=(const ParquetFileWriter&) = delete;
   void write(const arrow::RecordBatch& batch);
   void write(const arrow::Table& table);
+  // `batch` as one row group of its own, written out before this returns (at most
+  // kRowGroupRows rows).
+  void write_row_group(const arrow::RecordBatch& batch);
+  // Bytes of the row groups written so far.
+  std::int64_t bytes_written() const;
   void close();
 
  private:
@@ -48,6 +59,33 @@ class ParquetFileWriter {
 
 // Writes `table` as above, replacing `out` only once it is complete.
 void write_parquet(const arrow::Table& table, const std::filesystem::path& out);
+
+// One split of a dataset as the Hugging Face hub lays it out: `dir`/train-00000-of-0000N.parquet
+// and so on, a new shard begun once one holds `max_shard_bytes` (checked between row groups:
+// each batch is written as row groups of kRowGroupRows, so pass batches of a multiple of it).
+// close() names the shards (their count is known only then) and removes shards of an earlier export
+// left in `dir`; destroyed before close(), it leaves nothing behind.
+class ShardedParquetWriter {
+ public:
+  ShardedParquetWriter(std::shared_ptr<arrow::Schema> schema, std::filesystem::path dir,
+                       std::int64_t max_shard_bytes);
+  ~ShardedParquetWriter();
+  ShardedParquetWriter(const ShardedParquetWriter&) = delete;
+  ShardedParquetWriter& operator=(const ShardedParquetWriter&) = delete;
+  void write(const arrow::RecordBatch& batch);
+  void write(const arrow::Table& table);
+  // The shards written, in order.
+  std::vector<std::filesystem::path> close();
+
+ private:
+  std::filesystem::path shard_path(std::size_t i) const;
+  std::shared_ptr<arrow::Schema> schema_;
+  std::filesystem::path dir_;
+  std::int64_t max_shard_bytes_;
+  std::unique_ptr<ParquetFileWriter> current_;
+  std::vector<std::filesystem::path> done_;  // closed shards, under their temporary names
+  std::int64_t tag_;                         // of the temporary names
+};
 // Reads a whole file (a column may come in several chunks: ColumnReader joins the ones it reads).
 // DataError when it is not parquet.
 std::shared_ptr<arrow::Table> read_parquet(const std::filesystem::path& path);

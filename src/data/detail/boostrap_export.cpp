@@ -4,7 +4,9 @@
 #include <sstream>
 
 #include "data/data.h"
+#include "data/detail/arrow_io.h"
 #include "data/detail/boostrap_table.h"
+#include "data/detail/card.h"
 #include "data/detail/progress.h"
 
 namespace kj::data {
@@ -79,9 +81,72 @@ nlohmann::json boostrap_row(const store::SubmissionRecord& r, const std::string&
           {"timings", timings}};
 }
 
+const std::map<std::string, std::string>& boostrap_docs() {
+  static const std::map<std::string, std::string> docs = {
+      {"pt_code", "the PyTorch program (the problem's reference)"},
+      {"triton_code", "the Triton program judged"},
+      {"pt_entrypoint", "the PyTorch entry point"},
+      {"triton_entrypoint", "the Triton entry point"},
+      {"reasoning", "the model's reasoning, when a model wrote the row"},
+      {"messages", "the whole conversation with the model (role, content)"},
+      {"tests_code", "the tests the row was judged with"},
+      {"pt_code_runs", "the PyTorch program ran"},
+      {"stdout", "the judged run's output"},
+      {"stderr", "the judged run's error output"},
+      {"stop_reason", "why the model stopped (its finish reason)"},
+      {"prompt", "the first prompt sent to the model (role, content)"},
+      {"entrypoint", "the entry point the tests call"},
+      {"tests", "the test cases run (JSON)"},
+      {"verdict", "kj's verdict (`accepted`, `wrong_answer`, ...)"},
+      {"max_error", "the largest error a test reported (null: not reported)"},
+      {"speedup", "over the PyTorch program timed in the same run (null: not timed)"},
+      {"timings", "per benchmark case: spec, median and the reference's median (ns)"},
+  };
+  return docs;
+}
+
+// Writes data/train-* and the card; returns the number of rows.
+std::int64_t write_boostrap_dataset(const std::vector<nlohmann::json>& rows,
+                                    const BoostrapExport& options, const std::string& source) {
+  const auto table = detail::boostrap_table(rows);
+  detail::ShardedParquetWriter file(table->schema(), options.out_dir / "data",
+                                    options.max_shard_bytes);
+  file.write(*table);
+  const auto shards = static_cast<std::int64_t>(file.close().size());
+  std::map<std::string, std::int64_t> verdicts;
+  for (const auto& row : rows) ++verdicts[row["verdict"].get<std::string>()];
+  detail::Card card;
+  card.pretty_name = "boostrap_triton rows judged by kerneljudge";
+  card.license = options.license;
+  card.tags = {"code", "triton", "pytorch", "gpu", "kernels"};
+  card.task_categories = {"text-generation"};
+  card.configs.push_back(
+      {"default", "data", table->schema(), table->num_rows(), shards, boostrap_docs()});
+  card.summary =
+      "PyTorch programs and Triton programs written for them, each judged by "
+      "kerneljudge, with the columns of tcapelle/boostrap_triton and the judge's "
+      "verdict, error and timings. Source: " +
+      source + ".";
+  std::ostringstream counts;
+  counts << "| verdict | rows |\n|---|---|\n";
+  for (const auto& [verdict, n] : verdicts) counts << "| " << verdict << " | " << n << " |\n";
+  card.sections.emplace_back("Rows per verdict", counts.str());
+  std::ostringstream settings;
+  settings << "- Exported by " << detail::kj_version() << ".\n"
+           << "- Each Triton program ran in kj's sandbox against the PyTorch program on the "
+              "test cases in `tests`; `accepted` rows matched it within the problem's "
+              "tolerances, and `speedup`/`timings` come from a timed run on the same device.\n"
+           << "- Shards of at most " << options.max_shard_bytes / (1024 * 1024)
+           << " MiB; row groups of " << detail::kRowGroupRows
+           << " rows with a page index, for the dataset viewer.\n";
+  card.sections.emplace_back("How the rows were judged", settings.str());
+  detail::write_card(card, options.out_dir);
+  return table->num_rows();
+}
+
 }  // namespace
 
-std::int64_t export_boostrap(store::Store& store, const fs::path& out, bool progress) {
+std::int64_t export_boostrap(store::Store& store, const BoostrapExport& options) {
   std::map<store::Id, std::pair<std::string, std::string>> problems;  // reference, task.yml
   for (const auto& l : store.list_leaderboards(true)) {
     problems[l.id] = {
@@ -90,7 +155,7 @@ std::int64_t export_boostrap(store::Store& store, const fs::path& out, bool prog
   }
   std::vector<nlohmann::json> rows;
   {
-    detail::ProgressBar bar(detail::want_progress(progress), "reading submissions", 0);
+    detail::ProgressBar bar(detail::want_progress(options.progress), "reading submissions", 0);
     store.for_each_submission_record({}, [&](const store::SubmissionRecord& r) {
       bar.advance();
       if (r.submission.verdict.empty() || !is_triton(r.code)) return;
@@ -98,8 +163,26 @@ std::int64_t export_boostrap(store::Store& store, const fs::path& out, bool prog
       rows.push_back(boostrap_row(r, reference, task_yaml));
     });
   }
-  detail::write_boostrap_table(rows, out);
-  return static_cast<std::int64_t>(rows.size());
+  return write_boostrap_dataset(rows, options, "submissions to Triton leaderboards");
+}
+
+std::int64_t export_boostrap_run(const fs::path& run_dir, const BoostrapExport& options) {
+  const fs::path path = run_dir / "rows.jsonl";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError("cannot read " + path.string() + " (a kj bootstrap output directory)");
+  std::vector<nlohmann::json> rows;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const auto row = nlohmann::json::parse(line, nullptr, false);
+    if (row.is_discarded() || !row.is_object()) {
+      throw DataError(path.string() + ":" + std::to_string(number) + ": not a JSON row");
+    }
+    rows.push_back(boostrap_columns(row));
+  }
+  return write_boostrap_dataset(rows, options, "a kj bootstrap run (model translations)");
 }
 
 }  // namespace kj::data

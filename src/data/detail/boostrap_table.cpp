@@ -143,8 +143,7 @@ void append_value(arrow::ArrayBuilder& builder, Kind kind, const nlohmann::json&
 
 }  // namespace
 
-void write_boostrap_table(const std::vector<nlohmann::json>& rows,
-                          const std::filesystem::path& out) {
+std::shared_ptr<arrow::Table> boostrap_table(const std::vector<nlohmann::json>& rows) {
   const std::set<std::string> expected(std::begin(kBoostrapColumns), std::end(kBoostrapColumns));
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const auto& row = rows[r];
@@ -176,9 +175,12 @@ void write_boostrap_table(const std::vector<nlohmann::json>& rows,
   }
   arrow::ArrayVector arrays;
   for (auto& builder : builders) arrays.push_back(value_or_throw(builder->Finish(), "boostrap"));
-  write_parquet(
-      *arrow::Table::Make(arrow::schema(fields), arrays, static_cast<std::int64_t>(rows.size())),
-      out);
+  return arrow::Table::Make(arrow::schema(fields), arrays, static_cast<std::int64_t>(rows.size()));
+}
+
+void write_boostrap_table(const std::vector<nlohmann::json>& rows,
+                          const std::filesystem::path& out) {
+  write_parquet(*boostrap_table(rows), out);
 }
 
 }  // namespace kj::data::detail

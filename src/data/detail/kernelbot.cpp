@@ -11,6 +11,7 @@
 
 #include "data/data.h"
 #include "data/detail/arrow_io.h"
+#include "data/detail/card.h"
 #include "data/detail/progress.h"
 #include "data/detail/scoring.h"
 
@@ -28,6 +29,10 @@ std::shared_ptr<arrow::DataType> utc_micros() {
   return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
 }
 
+// The type of every string column written: kernelbot-data's exporter writes large_string, and
+// `datasets` aligns string with large_string only by casting, so files concatenate as published.
+std::shared_ptr<arrow::DataType> text() { return arrow::large_utf8(); }
+
 // Column builders of one output table, appended to in schema order.
 class TableBuilder {
  public:
@@ -37,7 +42,7 @@ class TableBuilder {
   }
   arrow::ArrayBuilder& operator[](std::size_t i) { return *builders_[i]; }
   void string(std::size_t i, std::string_view v) {
-    check(static_cast<arrow::StringBuilder&>(*builders_[i]).Append(v), "export");
+    check(static_cast<arrow::LargeStringBuilder&>(*builders_[i]).Append(v), "export");
   }
   void integer(std::size_t i, std::int64_t v) {
     check(static_cast<arrow::Int64Builder&>(*builders_[i]).Append(v), "export");
@@ -177,18 +182,18 @@ TableBuilder submission_table() {
   TableBuilder t;
   t.add("submission_id", arrow::int64());
   t.add("leaderboard_id", arrow::int64());
-  t.add("problem_name", arrow::utf8());
-  t.add("user_id", arrow::utf8());
-  t.add("user_name", arrow::utf8());
+  t.add("problem_name", text());
+  t.add("user_id", text());
+  t.add("user_name", text());
   t.add("code_id", arrow::int64());
-  t.add("file_name", arrow::utf8());
+  t.add("file_name", text());
   t.add("submission_time", utc_micros());
-  t.add("status", arrow::utf8());
+  t.add("status", text());
   t.add("score", arrow::float64());
   t.add("passed", arrow::boolean());
-  t.add("mode", arrow::utf8());
-  t.add("runner", arrow::utf8());
-  t.add("code", arrow::utf8());
+  t.add("mode", text());
+  t.add("runner", text());
+  t.add("code", text());
   return t;
 }
 
@@ -215,17 +220,17 @@ TableBuilder run_table() {
   for (const char* name : {"submission_id", "leaderboard_id", "user_id"})
     t.add(name, arrow::int64());
   t.add("submission_time", utc_micros());
-  t.add("file_name", arrow::utf8());
-  t.add("code", arrow::utf8());
+  t.add("file_name", text());
+  t.add("code", text());
   t.add("code_id", arrow::int64());
   t.add("run_id", arrow::int64());
   t.add("run_start_time", utc_micros());
   t.add("run_end_time", utc_micros());
-  t.add("run_mode", arrow::utf8());
+  t.add("run_mode", text());
   t.add("run_score", arrow::float64());
   t.add("run_passed", arrow::boolean());
   for (const char* name : {"run_result", "run_compilation", "run_meta", "run_system_info"}) {
-    t.add(name, arrow::utf8());
+    t.add(name, text());
   }
   return t;
 }
@@ -283,14 +288,17 @@ std::vector<store::Leaderboard> selected_leaderboards(store::Store& store,
   return chosen;
 }
 
-void write_leaderboards(const std::vector<store::Leaderboard>& leaderboards, const fs::path& out) {
+// Writes the leaderboards config; returns its schema and number of shards.
+std::pair<std::shared_ptr<arrow::Schema>, std::int64_t> write_leaderboards(
+    const std::vector<store::Leaderboard>& leaderboards, const fs::path& dir,
+    std::int64_t max_shard_bytes) {
   TableBuilder t;
   t.add("id", arrow::int64());
-  t.add("name", arrow::utf8());
+  t.add("name", text());
   t.add("deadline", utc_micros());
-  t.add("lang", arrow::utf8());
-  t.add("description", arrow::utf8());
-  t.add("reference", arrow::utf8());
+  t.add("lang", text());
+  t.add("description", text());
+  t.add("reference", text());
   t.add("gpu_types", arrow::list(arrow::utf8()));
   for (const auto& l : leaderboards) {
     t.integer(0, l.id);
@@ -303,7 +311,127 @@ void write_leaderboards(const std::vector<store::Leaderboard>& leaderboards, con
                     : read_file_or_empty(fs::path(l.problem_dir) / "reference.py"));
     t.strings(6, l.gpu_types);
   }
-  detail::write_parquet(*t.finish(), out);
+  detail::ShardedParquetWriter file(t.schema(), dir, max_shard_bytes);
+  const auto schema = t.schema();
+  file.write(*t.finish());
+  return {schema, static_cast<std::int64_t>(file.close().size())};
+}
+
+// ---- the dataset card ---------------------------------------------------------------------------
+
+const std::map<std::string, std::string>& submission_docs() {
+  static const std::map<std::string, std::string> docs = {
+      {"submission_id", "the judge's submission id"},
+      {"leaderboard_id", "the leaderboard's id (`leaderboards` config)"},
+      {"problem_name", "the leaderboard's name"},
+      {"user_id", "the author's id (as text)"},
+      {"user_name", "the author's name"},
+      {"code_id", "id of the deduplicated source"},
+      {"file_name", "the submitted file's name"},
+      {"submission_time", "when it was submitted (UTC)"},
+      {"status",
+       "`succeeded` when the score counts, `hacked` when marked so, else the verdict "
+       "(`wrong_answer`, `compile_error`, ...)"},
+      {"score", "the counted score: benchmark time in seconds, lower is better (null: none)"},
+      {"passed", "the counted run passed, or every public run passed"},
+      {"mode", "`test`, `benchmark` or `leaderboard`"},
+      {"runner", "the GPU type it was judged on"},
+      {"code", "the submitted source, byte for byte"},
+      {"run_id", "the run's id"},
+      {"run_start_time", "when the run started (UTC)"},
+      {"run_end_time", "when the run ended (UTC)"},
+      {"run_mode", "`test`, `benchmark` or `leaderboard`"},
+      {"run_score", "the run's score in seconds (null: none)"},
+      {"run_passed", "every test of the run passed"},
+      {"run_result", "the harness's full result (JSON)"},
+      {"run_compilation", "compiler output (JSON)"},
+      {"run_meta", "`runner`, `submission_mode`, `verdict`, `hacked` (JSON)"},
+      {"run_system_info", "the machine that ran it (JSON)"},
+  };
+  return docs;
+}
+
+const std::map<std::string, std::string>& leaderboard_docs() {
+  static const std::map<std::string, std::string> docs = {
+      {"id", "the leaderboard's id"},
+      {"name", "its name (`problem_name` of the submissions)"},
+      {"deadline", "when it closed (UTC; null: none)"},
+      {"lang", "the submission language of its task.yml"},
+      {"description", "the problem's description"},
+      {"reference", "the problem's reference.py (empty when not available)"},
+      {"gpu_types", "the GPU types it ranks"},
+  };
+  return docs;
+}
+
+// Rows per (leaderboard, GPU type): all rows, successful rows.
+using LeaderboardGpuCounts =
+    std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::int64_t>>;
+
+std::string counts_table(const LeaderboardGpuCounts& counts) {
+  std::ostringstream out;
+  out << "| leaderboard | GPU | rows | successful |\n|---|---|---|---|\n";
+  for (const auto& [key, n] : counts) {
+    out << "| " << key.first << " | " << key.second << " | " << n.first << " | " << n.second
+        << " |\n";
+  }
+  if (counts.empty()) out << "| (none) | | 0 | 0 |\n";
+  return out.str();
+}
+
+detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::CardConfig> configs,
+                            const LeaderboardGpuCounts& counts) {
+  const bool by_submission = options.layout == KernelbotLayout::submission;
+  detail::Card card;
+  card.pretty_name = "kernelbot-data export";
+  card.license = options.license;
+  card.tags = {"code", "gpu", "kernels", "cuda", "triton"};
+  card.task_categories = {"text-generation"};
+  card.configs = std::move(configs);
+  card.summary = std::string(
+                     "GPU kernel submissions judged by kerneljudge, in the layout of GPUMODE/"
+                     "kernelbot-data (") +
+                 (by_submission ? "one row per submission" : "one row per public run") +
+                 "), with the leaderboards they were submitted to.";
+  card.sections.emplace_back("Rows per leaderboard and GPU", counts_table(counts));
+  std::ostringstream judged;
+  judged << "- Submissions judged by kj ran in its sandbox against the leaderboard's reference: "
+            "public `test`, `benchmark` and `leaderboard` runs, and secret runs with a seed the "
+            "author never saw (secret runs are not published). Submissions imported from another "
+            "dataset keep the verdicts and scores recorded there.\n"
+            "- A score counts when it comes from a passed public `leaderboard`-mode run, of a "
+            "submission not marked hacked and with no failed secret run; it is the benchmark "
+            "time in seconds (lower is better).\n";
+  if (by_submission) {
+    judged << "- Deduplicated: of the submissions with the same leaderboard, user, code and GPU "
+              "type only the fastest is kept (counted scores first, lowest score, then the "
+              "earliest).\n";
+  } else {
+    judged << "- Not deduplicated: every public run is a row.\n";
+  }
+  judged << "- `successful_submissions` holds the rows of `submissions` that passed.\n";
+  card.sections.emplace_back("How the rows were judged", judged.str());
+  std::ostringstream settings;
+  settings << "- Exported by " << detail::kj_version() << ".\n"
+           << "- Layout: `" << (by_submission ? "submission" : "run") << "`.\n"
+           << "- Users: "
+           << (options.anonymize ? "anonymized (`user-1` ... `user-N`)" : "as stored") << ".\n"
+           << "- Leaderboards: "
+           << (options.leaderboards.empty() ? std::string("all") : std::string("selected"))
+           << (options.force ? ", open ones included (`--force`)" : ", closed ones only") << ".\n"
+           << "- Shards of at most " << options.max_shard_bytes / (1024 * 1024)
+           << " MiB; row groups of " << detail::kRowGroupRows
+           << " rows with a page index, for the dataset viewer.\n";
+  card.sections.emplace_back("Export settings", settings.str());
+  card.sections.emplace_back(
+      "Use",
+      "```python\nfrom datasets import load_dataset\n"
+      "submissions = load_dataset(\"<repo>\", \"submissions\", split=\"train\")\n"
+      "leaderboards = load_dataset(\"<repo>\", \"leaderboards\", split=\"train\")\n```\n\n"
+      "`kj import kernelbot data/submissions/*.parquet data/leaderboards/*.parquet` loads the "
+      "files into a kerneljudge store; "
+      "`kj stats top --leaderboard NAME` ranks them.\n");
+  return card;
 }
 
 // ---- import -----------------------------------------------------------------------------------
@@ -663,15 +791,21 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   }
   users.finish();
   // Second pass, with code: rows go to both files in batches, so memory holds one batch.
-  constexpr std::int64_t kBatchRows = 4096;
+  constexpr std::int64_t kBatchRows = 4 * detail::kRowGroupRows;  // whole row groups
   TableBuilder all = by_submission ? submission_table() : run_table();
   TableBuilder successful = by_submission ? submission_table() : run_table();
-  detail::ParquetFileWriter all_file(all.schema(), options.out_dir / "submissions.parquet");
-  detail::ParquetFileWriter successful_file(successful.schema(),
-                                            options.out_dir / "successful_submissions.parquet");
-  const auto flush = [](TableBuilder& t, detail::ParquetFileWriter& file, std::int64_t at_least) {
+  const fs::path data = options.out_dir / "data";
+  detail::ShardedParquetWriter all_file(all.schema(), data / "submissions",
+                                        options.max_shard_bytes);
+  detail::ShardedParquetWriter successful_file(successful.schema(), data / "successful_submissions",
+                                               options.max_shard_bytes);
+  const auto flush = [](TableBuilder& t, detail::ShardedParquetWriter& file,
+                        std::int64_t at_least) {
     if (t.rows() > 0 && t.rows() >= at_least) file.write(*t.flush());
   };
+  std::map<store::Id, std::string> names;
+  for (const auto& l : leaderboards) names[l.id] = l.name;
+  LeaderboardGpuCounts per_gpu;
   if (!ids.empty()) {
     detail::ProgressBar bar(progress, by_submission ? "writing submissions" : "writing runs",
                             total);
@@ -686,18 +820,24 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
             const SubmissionRow row = submission_row(r);
             append(all, row, r.code, users);
             ++counts.submissions;
+            auto& n = per_gpu[{row.problem_name, row.runner}];
+            ++n.first;
             if (row.passed) {
               append(successful, row, r.code, users);
               ++counts.successful_submissions;
+              ++n.second;
             }
           } else {
             for (const auto& run : r.runs) {
               if (run.secret) continue;  // secret runs stay private, as in the published release
               append_run(all, r, run, users);
               ++counts.submissions;
+              auto& n = per_gpu[{names[r.submission.leaderboard_id], run.runner}];
+              ++n.first;
               if (!run.passed) continue;
               append_run(successful, r, run, users);
               ++counts.successful_submissions;
+              ++n.second;
             }
           }
           flush(all, all_file, kBatchRows);
@@ -706,9 +846,24 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   }
   flush(all, all_file, 0);
   flush(successful, successful_file, 0);
-  all_file.close();
-  successful_file.close();
-  write_leaderboards(leaderboards, options.out_dir / "leaderboards.parquet");
+  std::vector<detail::CardConfig> configs(3);
+  configs[0] = {"submissions",
+                "data/submissions",
+                all.schema(),
+                counts.submissions,
+                static_cast<std::int64_t>(all_file.close().size()),
+                submission_docs()};
+  configs[1] = {"successful_submissions",
+                "data/successful_submissions",
+                successful.schema(),
+                counts.successful_submissions,
+                static_cast<std::int64_t>(successful_file.close().size()),
+                submission_docs()};
+  const auto [leaderboard_schema, leaderboard_shards] =
+      write_leaderboards(leaderboards, data / "leaderboards", options.max_shard_bytes);
+  configs[2] = {"leaderboards",      "data/leaderboards", leaderboard_schema,
+                counts.leaderboards, leaderboard_shards,  leaderboard_docs()};
+  detail::write_card(kernelbot_card(options, std::move(configs), per_gpu), options.out_dir);
   return counts;
 }
 
