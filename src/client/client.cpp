@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bench/stats.h"
+#include "problem/problem.h"
 
 namespace kj::client {
 namespace {
@@ -69,13 +70,7 @@ std::string read_file(const std::string& path) {
 }
 
 std::string describe_spec(const json& spec) {
-  std::string out;
-  if (!spec.is_object()) return out;
-  for (const auto& [key, value] : spec.items()) {
-    if (!out.empty()) out += ", ";
-    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return out;
+  return spec.is_object() ? problem::describe_args(nlohmann::ordered_json(spec)) : "";
 }
 
 // The stored result of a run, compactly: per-case status, timings, then the verdict.

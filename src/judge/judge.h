@@ -272,8 +272,7 @@ std::vector<nlohmann::json> parse_events(std::string_view result_data, std::stri
 EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::json> events,
                   Mode mode, const problem::Problem& problem);
 
-// "size=1024, seed=7": a case's arguments for people.
-std::string describe_args(const nlohmann::ordered_json& args);
+using problem::describe_args;
 
 nlohmann::json to_json(const EvalResult& result);
 std::string render_text(const EvalResult& result, bool verbose);

@@ -97,15 +97,6 @@ std::string first_line(const std::string& text, std::size_t max = 300) {
 
 }  // namespace
 
-std::string describe_args(const nlohmann::ordered_json& args) {
-  std::string out;
-  for (const auto& [key, value] : args.items()) {
-    if (!out.empty()) out += ", ";
-    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return out;
-}
-
 std::string to_string(Verdict verdict) {
   for (const auto& [v, name] : kVerdictNames) {
     if (v == verdict) return std::string(name);

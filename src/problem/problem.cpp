@@ -391,4 +391,13 @@ std::optional<std::string> declared_verdict(std::string_view source) {
   return value.substr(b, e - b + 1);
 }
 
+std::string describe_args(const nlohmann::ordered_json& args) {
+  std::string out;
+  for (const auto& [key, value] : args.items()) {
+    if (!out.empty()) out += ", ";
+    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
 }  // namespace kj::problem

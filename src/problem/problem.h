@@ -104,4 +104,8 @@ Directives parse_directives(std::string_view source);
 // (or `// expect: ...`). Empty when the first line declares nothing.
 std::optional<std::string> declared_verdict(std::string_view source);
 
+// "size=1024, seed=7": a case's arguments for people (the judge's reports, the server, kj
+// submit).
+std::string describe_args(const nlohmann::ordered_json& args);
+
 }  // namespace kj::problem

@@ -520,8 +520,9 @@ struct Server::State {
     });
   }
 
-  void list_submissions(const httplib::Request& req, httplib::Response& res) {
-    const auto user = require_user(req);
+  // A user's submissions as a listing asks for them: ?leaderboard= and ?limit= (1-1000, 50).
+  std::vector<store::Submission> listed_submissions(const httplib::Request& req,
+                                                    const store::User& user) {
     store::Id leaderboard_id = 0;
     if (req.has_param("leaderboard"))
       leaderboard_id = leaderboard(req.get_param_value("leaderboard"), user).id;
@@ -533,8 +534,13 @@ struct Server::State {
         throw ApiError(400, "invalid_field", "limit must be a number");
       }
     }
+    return store->user_submissions(user.id, leaderboard_id, limit);
+  }
+
+  void list_submissions(const httplib::Request& req, httplib::Response& res) {
+    const auto user = require_user(req);
     json list = json::array();
-    for (const auto& s : store->user_submissions(user.id, leaderboard_id, limit)) {
+    for (const auto& s : listed_submissions(req, user)) {
       list.push_back(submission_json(s));
     }
     send_json(res, 200, {{"submissions", list}});
@@ -915,19 +921,8 @@ struct Server::State {
 
   void kernelbot_user_submissions(const httplib::Request& req, httplib::Response& res) {
     const auto user = popcorn_user(req);
-    store::Id leaderboard_id = 0;
-    if (req.has_param("leaderboard"))
-      leaderboard_id = leaderboard(req.get_param_value("leaderboard"), user).id;
-    int limit = 50;
-    if (req.has_param("limit")) {
-      try {
-        limit = std::clamp(std::stoi(req.get_param_value("limit")), 1, 1000);
-      } catch (const std::exception&) {
-        throw ApiError(400, "invalid_field", "limit must be a number");
-      }
-    }
     json list = json::array();
-    for (const auto& s : store->user_submissions(user.id, leaderboard_id, limit)) {
+    for (const auto& s : listed_submissions(req, user)) {
       list.push_back(detail::kernelbot_submission_summary(s, store->submission_runs(s.id)));
     }
     send_json(res, 200, list);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bench/stats.h"
+#include "problem/problem.h"
 #include "server/server.h"
 
 namespace kj::server::detail {
@@ -30,13 +31,7 @@ json parse_object(const std::string& text) {
 }
 
 std::string describe_spec(const json& spec) {
-  std::string out;
-  if (!spec.is_object()) return out;
-  for (const auto& [key, value] : spec.items()) {
-    if (!out.empty()) out += ", ";
-    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return out;
+  return spec.is_object() ? problem::describe_args(nlohmann::ordered_json(spec)) : "";
 }
 
 // The public run: the one whose details the submitter may read.
