@@ -77,13 +77,6 @@ std::vector<double> noisy_samples(std::size_t n, double mean, double rel_noise, 
 
 }  // namespace
 
-
-
-
-
-
-
-
 TEST(SignInterval, RanksComputedByHand) {
   // n = 10 at 95 %: P(X <= 1) = 11/1024 = 0.0107 <= 0.025 < P(X <= 2) = 56/1024, so k = 2.
   EXPECT_EQ(kj::bench::sign_interval_rank(10, 0.95), 2u);
