@@ -13,13 +13,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_test import Api, JudgeServer, free_port, read  # noqa: E402
+from server_test import Api, JudgeServer, free_port, read, server_home  # noqa: E402
 
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C element reference key
 FINAL_VERDICT_TIMEOUT = 120
@@ -122,15 +121,9 @@ def main():
               "Debian packages chromium and chromium-driver)")
         return 0
     root = args.root
-    tmp = tempfile.mkdtemp(prefix="kj-browser-test-")
+    tmp, problems, env = server_home(root, "kj-browser-test-")
     server = browser = None
     try:
-        problems = os.path.join(tmp, "problems")
-        os.makedirs(problems)
-        shutil.copytree(os.path.join(root, "problems", "vectoradd"),
-                        os.path.join(problems, "vectoradd"))
-        shutil.copy(os.path.join(root, "problems", "utils.py"), problems)
-        env = dict(os.environ, HOME=tmp, KJ_HARNESS_DIR=os.path.join(root, "harness"))
         server = JudgeServer(args.kj, os.path.join(tmp, "kj.db"), problems, free_port(), env)
         api = Api(server.url)
         alice = api.json("POST", "/api/admin/users", server.admin_token, {"name": "alice"},

@@ -11,12 +11,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_test import Api, JudgeServer, free_port, read  # noqa: E402
+from server_test import Api, JudgeServer, free_port, read, server_home  # noqa: E402
 
 
 def sse_events(url, token, timeout=600):
@@ -43,17 +42,9 @@ def main():
     parser.add_argument("--root", required=True)
     args = parser.parse_args()
     root = args.root
-    tmp = tempfile.mkdtemp(prefix="kj-competitor-test-")
+    tmp, problems, env = server_home(root, "kj-competitor-test-")
     server = None
     try:
-        problems = os.path.join(tmp, "problems")
-        os.makedirs(problems)
-        shutil.copytree(os.path.join(root, "problems", "vectoradd"),
-                        os.path.join(problems, "vectoradd"))
-        shutil.copy(os.path.join(root, "problems", "utils.py"), problems)
-        env = dict(os.environ, HOME=tmp, KJ_HARNESS_DIR=os.path.join(root, "harness"))
-        env.pop("KJ_SERVER", None)
-        env.pop("KJ_TOKEN", None)
         db = os.path.join(tmp, "kj.db")
         port = free_port()
         url = f"http://127.0.0.1:{port}"

@@ -31,12 +31,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_test import JudgeServer, free_port  # noqa: E402
+from server_test import JudgeServer, free_port, server_home  # noqa: E402
 
 
 class PopcornError(Exception):
@@ -343,15 +342,9 @@ def main():
     parser.add_argument("--root", required=True)
     args = parser.parse_args()
     root = args.root
-    tmp = tempfile.mkdtemp(prefix="kj-popcorn-test-")
+    tmp, problems, env = server_home(root, "kj-popcorn-test-")
     server = None
     try:
-        problems = os.path.join(tmp, "problems")
-        os.makedirs(problems)
-        shutil.copytree(os.path.join(root, "problems", "vectoradd"),
-                        os.path.join(problems, "vectoradd"))
-        shutil.copy(os.path.join(root, "problems", "utils.py"), problems)
-        env = dict(os.environ, HOME=tmp, KJ_HARNESS_DIR=os.path.join(root, "harness"))
         db = os.path.join(tmp, "kj.db")
         server = JudgeServer(args.kj, db, problems, free_port(), env, rate_limit=100,
                              extra=["--popcorn-registration"])

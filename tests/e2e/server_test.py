@@ -138,23 +138,30 @@ def multipart(fields, file_name, content):
     return "".join(parts).encode(), "multipart/form-data; boundary=" + boundary
 
 
+
+def server_home(root: str, prefix: str) -> tuple[str, str, dict]:
+    """A scratch folder for one test's server: problems/vectoradd (with utils.py) in it, and
+    the environment the server and its clients run in (HOME there, so the client config is the
+    test's own; no KJ_SERVER/KJ_TOKEN from outside)."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    problems = os.path.join(tmp, "problems")
+    os.makedirs(problems)
+    shutil.copytree(os.path.join(root, "problems", "vectoradd"), os.path.join(problems, "vectoradd"))
+    shutil.copy(os.path.join(root, "problems", "utils.py"), problems)
+    env = dict(os.environ, HOME=tmp, KJ_HARNESS_DIR=os.path.join(root, "harness"))
+    env.pop("KJ_SERVER", None)
+    env.pop("KJ_TOKEN", None)
+    return tmp, problems, env
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kj", required=True)
     parser.add_argument("--root", required=True)
     args = parser.parse_args()
     root = args.root
-    tmp = tempfile.mkdtemp(prefix="kj-server-test-")
+    tmp, problems, env = server_home(root, "kj-server-test-")
     server = None
     try:
-        problems = os.path.join(tmp, "problems")
-        os.makedirs(problems)
-        shutil.copytree(os.path.join(root, "problems", "vectoradd"),
-                        os.path.join(problems, "vectoradd"))
-        shutil.copy(os.path.join(root, "problems", "utils.py"), problems)
-        env = dict(os.environ, HOME=tmp, KJ_HARNESS_DIR=os.path.join(root, "harness"))
-        env.pop("KJ_SERVER", None)
-        env.pop("KJ_TOKEN", None)
         db = os.path.join(tmp, "kj.db")
         port = free_port()
         server = JudgeServer(args.kj, db, problems, port, env)
