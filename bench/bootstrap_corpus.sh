@@ -5,9 +5,14 @@
 # inputs; on the CPU (Triton's interpreter) small ones.
 #
 #   bench/bootstrap_corpus.sh [DEVICE] [OUT_DIR]     DEVICE: cuda:0 (default) or cpu
+#   CONCURRENCY=N bench/bootstrap_corpus.sh ...        rows in flight (default 1 on a GPU: a
+#                                                      timed evaluation has the GPU alone, but
+#                                                      other rows' host work still moves its
+#                                                      medians, docs/bootstrap.md; 2 on the CPU)
 #
 # Writes OUT_DIR/{functions,kernelbench}/{rows.jsonl,rows.parquet,summary.json} and prints a
-# table of speedups (docs/bootstrap.md records the H200 figures).
+# table of speedups, the rows verified per hour and where a row's time went (the median seconds
+# of each step, from the journal). docs/bootstrap.md records the H200 figures.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 device="${1:-cuda:0}"
@@ -18,12 +23,13 @@ export KJ_PYTHON="$python"
 corpus="$root/datasets/bootstrap-corpus"
 translate="python3 $corpus/translate.py"
 timing=(--max-repeats 200 --max-time 5)
-concurrency=1  # one row at a time: timings do not share the GPU
+concurrency="${CONCURRENCY:-1}"
 if [ "$device" = cpu ]; then
   timing=(--max-repeats 5 --max-time 2)
-  concurrency=2
+  concurrency="${CONCURRENCY:-2}"
 fi
 mkdir -p "$out"
+start=$(date +%s.%N)
 for part in functions kernelbench; do
   input="$corpus/corpus.jsonl"
   [ "$part" = kernelbench ] && input="$corpus/kernelbench"
@@ -31,9 +37,11 @@ for part in functions kernelbench; do
     --device "$device" --concurrency "$concurrency" --turns 1 "${timing[@]}" \
     --harness "$root/harness" || true
 done
-"$python" - "$out" <<'PY'
-import json, pathlib, sys
+wall=$(echo "$(date +%s.%N) - $start" | bc)
+"$python" - "$out" "$wall" "$concurrency" <<'PY'
+import json, pathlib, statistics, sys
 out = pathlib.Path(sys.argv[1])
+wall, concurrency = float(sys.argv[2]), sys.argv[3]
 print(f"{'row':40} {'verdict':15} {'PyTorch':>12} {'Triton':>12} {'speedup':>8}")
 for part in ("functions", "kernelbench"):
     for line in (out / part / "rows.jsonl").read_text().splitlines():
@@ -44,4 +52,15 @@ for part in ("functions", "kernelbench"):
         print(f"{r['row_id']:40} {r['verdict']:15} {us(t.get('reference_median_ns')):>12} "
               f"{us(t.get('median_ns')):>12} {speedup:>8}")
     print(part, json.dumps(json.loads((out / part / "summary.json").read_text())))
+rows = [json.loads(line) for part in ("functions", "kernelbench")
+        for line in (out / part / "journal.jsonl").read_text().splitlines() if line.strip()]
+accepted = sum(r.get("verdict") == "accepted" for r in rows)
+print(f"{len(rows)} rows ({accepted} accepted) in {wall:.0f} s at concurrency {concurrency}: "
+      f"{len(rows) / wall * 3600:.0f} rows/h, {wall / max(1, len(rows)):.1f} s a row")
+steps = {}
+for r in rows:
+    for step, seconds in r.get("elapsed_s", {}).items():
+        steps.setdefault(step, []).append(seconds)
+print("median seconds per row: " + ", ".join(
+    f"{step} {statistics.median(v):.1f}" for step, v in steps.items()))
 PY

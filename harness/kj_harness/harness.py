@@ -63,6 +63,7 @@ class RunnerProcess:
         self.name = name
         cmd_r, self.cmd_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
+        HARNESS_FDS.update((self.cmd_w, self.reply_r))
         protocol.widen_pipe(self.reply_r)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -71,7 +72,7 @@ class RunnerProcess:
             # The submission must never hold the result fd, nor any harness end of any runner's
             # pipes (a second submission must not reach the first's channel), nor stdin, where
             # the secret seed of a ranked run waits to be read by the harness.
-            close_all_but({1, 2, cmd_r, reply_w} | PROFILER_FDS)
+            close_for_runner({cmd_r, reply_w})
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             child_main(cmd_r, reply_w, device, call_inputs, task_dir, kernel_language, group)
         os.close(cmd_r)
@@ -320,6 +321,8 @@ class Evaluation:
         if self.job.get("time_reference"):
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
                                                       self.job["task_dir"], group=group("reference"))
+        # After the forks: a runner forked while the watchdog thread ran would hang on its lock.
+        timing.trace_when_profiling()
 
     def post_loads(self) -> None:
         """The runners start importing while this process imports the reference: the two
@@ -659,25 +662,27 @@ class Evaluation:
             self.ranks.leave(True)
 
 
-def profiler_fds() -> set[int]:
-    """In profile mode: the descriptors the process started with beyond stdin, stdout, stderr
-    and the result fd, which are the profiler's (its injected library talks to the ncu frontend
-    through them). The runner keeps them, or its CUDA calls under ncu end the process."""
-    if os.environ.get("KJ_PROFILE") != "1":
-        return set()
-    try:
-        fds = {int(name) for name in os.listdir("/proc/self/fd")}
-    except OSError:
-        return set()
-    return {fd for fd in fds if fd > 3 and _is_open(fd)}
+# The harness's own descriptors, which no runner may hold: the result fd and the harness's end
+# of every runner's pipes.
+HARNESS_FDS: set[int] = set()
 
 
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-        return True
-    except OSError:
-        return False  # the listing's own descriptor, closed by now
+def close_for_runner(own: set[int]) -> None:
+    """In a runner just forked: closes what the submission must not hold. Normally everything but
+    stdout, stderr and the runner's own pipe ends. Under Nsight Compute (profile mode) exactly the
+    harness's own descriptors instead: the profiler's injected library opens descriptors of its
+    own while the process runs (at CUDA's start, at a fork), and a runner that had closed them
+    hung at its first child process (Triton naming its build with `platform.architecture()`), so
+    no profile of a Triton kernel ever finished on an H200. A profile is never ranked; the result
+    fd, stdin and every pipe of the harness stay closed to it."""
+    if timing.PROFILING:
+        for fd in HARNESS_FDS - own:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # closed already
+    else:
+        close_all_but({1, 2} | own)
 
 
 def close_all_but(keep: set[int]) -> None:
@@ -688,15 +693,13 @@ def close_all_but(keep: set[int]) -> None:
         low = fd + 1
 
 
-# Taken at import, before Python or torch opens anything of its own.
-PROFILER_FDS = profiler_fds()
-
-
 def plain_fork_for_subprocesses() -> None:
     """In profile mode: child processes (Triton's ldconfig and ptxas, a submission's own) are
-    started with fork + exec. Started with vfork, or posix_spawn, under Nsight Compute's process
-    tracking they were seen stuck between fork and exec on an H200 host: the run never ended."""
-    if os.environ.get("KJ_PROFILE") != "1":
+    started with fork + exec, not vfork or posix_spawn. Added when such children were seen stuck
+    before their exec under Nsight Compute; the cause was the profiler's descriptors, closed by
+    the runner (close_for_runner), and this stays because the profiles on an H200 were verified
+    with it."""
+    if not timing.PROFILING:
         return
     import subprocess
 
@@ -792,6 +795,7 @@ def main() -> int:
     if job.get("protocol") != PROTOCOL_VERSION:
         print(f"kj harness: unsupported protocol {job.get('protocol')}", file=sys.stderr)
         return 2
+    HARNESS_FDS.add(int(job["result_fd"]))
     reporter = Reporter(job["result_fd"])
     try:
         if preload_error is not None:

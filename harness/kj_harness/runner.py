@@ -260,6 +260,7 @@ def child_main(cmd_fd: int, reply_fd: int, device: str, call_inputs, task_dir: s
     """Entry point in the forked child; never returns."""
     code = 0
     try:
+        timing.trace_when_profiling()
         sys.path.insert(0, task_dir)  # this runner's own submission.py comes first
         Runner(cmd_fd, reply_fd, device, call_inputs, kernel_language, group).serve()
     except protocol.ChannelClosed:

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <numeric>
 #include <regex>
 #include <set>
+#include <shared_mutex>
 #include <sstream>
 #include <thread>
 
@@ -325,8 +327,86 @@ std::string repair_prompt(const std::string& feedback) {
          "\nFix it and reply with the complete corrected code in one ```python block.";
 }
 
+// The run's GPU: many rows' PyTorch runs and test evaluations may share it, a timed evaluation
+// has it to itself, so that no other row's kernels are time-sliced into its samples. A waiting
+// timed evaluation goes before rows that ask for a share after it.
+class GpuGate {
+ public:
+  void lock_shared() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !timing_ && waiting_ == 0; });
+    ++sharing_;
+  }
+  void unlock_shared() {
+    {
+      std::lock_guard lock(mutex_);
+      --sharing_;
+    }
+    changed_.notify_all();
+  }
+  void lock() {
+    std::unique_lock lock(mutex_);
+    ++waiting_;
+    changed_.wait(lock, [&] { return !timing_ && sharing_ == 0; });
+    --waiting_;
+    timing_ = true;
+  }
+  void unlock() {
+    {
+      std::lock_guard lock(mutex_);
+      timing_ = false;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int sharing_ = 0;
+  int waiting_ = 0;
+  bool timing_ = false;
+};
+
+// Seconds a row spent in each step, kept in the journal (`elapsed_s`) for finding where a row's
+// time goes; rows.jsonl leaves them out, so that reruns write the same rows.
+class StepClock {
+ public:
+  template <typename F>
+  auto operator()(const char* step, F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    struct Add {
+      nlohmann::json& into;
+      const char* step;
+      std::chrono::steady_clock::time_point start;
+      ~Add() {
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        into[step] = into.value(step, 0.0) + s;
+      }
+    } add{seconds_, step, start};
+    return f();
+  }
+  // The judge's timeline of one evaluation (stage, seconds since the job arrived), by step.
+  void stages(const char* step, const judge::EvalResult& result) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& [what, t] : result.timeline) events.push_back({what, t});
+    stages_[step] = std::move(events);
+  }
+  const nlohmann::json& seconds() const { return seconds_; }
+  const nlohmann::json& stages() const { return stages_; }
+
+ private:
+  nlohmann::json seconds_ = nlohmann::json::object();
+  nlohmann::json stages_ = nlohmann::json::object();
+};
+
+// Journal-only keys: where the row's time went. rows.jsonl leaves them out.
+constexpr const char* kElapsedKey = "elapsed_s";
+constexpr const char* kStagesKey = "stages_s";
+
 json process_row(const CorpusRow& row, Translator& translator,
-                 const judge::Environment& environment, const BootstrapOptions& options) {
+                 const judge::Environment& environment, const BootstrapOptions& options,
+                 GpuGate& gpu, StepClock& clock) {
   json out = {{"row_id", row.row_id},
               {"origin", row.origin},
               {"kind", row.kind},
@@ -382,7 +462,10 @@ json process_row(const CorpusRow& row, Translator& translator,
   };
   start_ahead();
   if (options.timing) start_ahead();
-  const ProbeResult probe = run_pytorch(row, environment, options);
+  const ProbeResult probe = clock("pytorch", [&] {
+    std::shared_lock share(gpu);
+    return run_pytorch(row, environment, options);
+  });
   out["pt_code_runs"] = probe.runs;
   out["stdout"] = probe.stdout_text;
   out["stderr"] = probe.stderr_text;
@@ -419,7 +502,7 @@ json process_row(const CorpusRow& row, Translator& translator,
   for (int turn = 1; turn <= std::max(1, options.turns); ++turn) {
     TranslatorReply reply;
     try {
-      reply = translator.complete(messages);
+      reply = clock("translate", [&] { return translator.complete(messages); });
     } catch (const std::exception& e) {
       keep_messages();
       out["verdict"] = "translator_error";
@@ -449,7 +532,11 @@ json process_row(const CorpusRow& row, Translator& translator,
       request.time_reference = false;
       // Another evaluation may follow: the timing, or the next turn's.
       auto warm = next_warm(options.timing || turn < options.turns);
-      const judge::EvalResult judged = judge::evaluate(request, environment, warm.get());
+      const judge::EvalResult judged = clock("test", [&] {
+        std::shared_lock share(gpu);
+        return judge::evaluate(request, environment, warm.get());
+      });
+      clock.stages("test", judged);
       out["verdict"] = judge::to_string(judged.verdict);
       out["reason"] = judged.reason;
       if (judged.verdict == judge::Verdict::accepted) {
@@ -460,7 +547,11 @@ json process_row(const CorpusRow& row, Translator& translator,
           request.time_reference = true;
           request.timing = options.timing_settings;
           warm = next_warm(turn < options.turns);
-          const judge::EvalResult timed = judge::evaluate(request, environment, warm.get());
+          const judge::EvalResult timed = clock("timing", [&] {
+            std::unique_lock alone(gpu);
+            return judge::evaluate(request, environment, warm.get());
+          });
+          clock.stages("timing", timed);
           if (timed.verdict != judge::Verdict::accepted) {
             out["verdict"] = judge::to_string(timed.verdict);
             out["reason"] = "while timing: " + timed.reason;
@@ -542,6 +633,19 @@ class Journal {
   int fd_;
   std::mutex mutex_;
 };
+
+// " pytorch 7.1 s, test 3.0 s, ...": where a finished row's time went.
+std::string steps_line(const json& seconds) {
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1);
+  const char* separator = " ";
+  for (const char* step : {"pytorch", "translate", "test", "timing", "row"}) {
+    if (!seconds.contains(step)) continue;
+    line << separator << step << " " << seconds[step].get<double>() << " s";
+    separator = ", ";
+  }
+  return line.str();
+}
 
 std::string format_duration(double seconds) {
   const auto s = static_cast<long>(std::lround(seconds));
@@ -730,6 +834,7 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
 
   Journal journal(journal_path);
   std::mutex mutex;  // guards done, the counters and progress
+  GpuGate gpu;
   std::atomic<std::size_t> next{0};
   std::size_t finished_now = 0, accepted_now = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -739,11 +844,15 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
       if (k >= pending.size()) return;
       const CorpusRow& row = corpus[pending[k]];
       json result;
+      StepClock clock;
       try {
-        result = process_row(row, translator, environment, options);
+        result = clock(
+            "row", [&] { return process_row(row, translator, environment, options, gpu, clock); });
       } catch (const std::exception& e) {
         result = {{"row_id", row.row_id}, {"verdict", "internal_error"}, {"reason", e.what()}};
       }
+      result[kElapsedKey] = clock.seconds();
+      result[kStagesKey] = clock.stages();
       result = json::parse(dump(result));  // as a resumed row reads: invalid UTF-8 replaced
       journal.append(result);
       std::lock_guard lock(mutex);
@@ -758,7 +867,7 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
                << " (" << std::fixed << std::setprecision(1)
                << 100.0 * static_cast<double>(accepted_now) / static_cast<double>(finished_now)
                << "%) | elapsed " << format_duration(elapsed) << " | eta " << format_duration(eta)
-               << std::endl;
+               << " |" << steps_line(result[kElapsedKey]) << std::endl;
       done[row.row_id] = std::move(result);
     }
   };
@@ -771,7 +880,11 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
 
   std::vector<json> rows;
   rows.reserve(corpus.size());
-  for (const auto& row : corpus) rows.push_back(done.at(row.row_id));
+  for (const auto& row : corpus) {
+    rows.push_back(done.at(row.row_id));
+    rows.back().erase(kElapsedKey);
+    rows.back().erase(kStagesKey);
+  }
   std::string text;
   for (const auto& row : rows) text += dump(row) + "\n";
   detail::write_file(options.out_dir / "rows.jsonl", text);

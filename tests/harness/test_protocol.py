@@ -4,6 +4,7 @@ refused rather than trusted. Needs torch (run with the harness interpreter)."""
 
 import json
 import os
+import shutil
 import struct
 import sys
 import threading
@@ -290,48 +291,121 @@ class IpcHandover(unittest.TestCase):
 
 
 class ProfileMode(unittest.TestCase):
-    """Under Nsight Compute (KJ_PROFILE=1) the harness starts child processes with fork + exec:
-    vfork and posix_spawn children were seen stuck before their exec under ncu's process
-    tracking (Triton's `ldconfig -p`, then the run never ended). It also keeps the descriptors
-    it started with, which are the profiler's."""
+    """Under Nsight Compute (KJ_PROFILE=1): child processes start with fork + exec, a runner keeps
+    the descriptors the profiler's injected library opens while the process runs (closing them
+    hung every Triton profile on an H200) but never the harness's own, and a profiled evaluation
+    runs to its end."""
 
-    PROBE = ("import os, subprocess, kj_harness.harness as h; "
-             "print(subprocess._USE_VFORK, subprocess._USE_POSIX_SPAWN, sorted(h.PROFILER_FDS), "
-             "subprocess.check_output(['echo', 'child ran']).decode().strip(), sep='|')")
+    HARNESS = os.path.join(os.path.dirname(__file__), "..", "..", "harness")
 
-    def probe(self, profile: bool) -> list[str]:
+    # Opens a descriptor after the harness's import (as the profiler's library does at CUDA's
+    # start), registers a result fd and another runner's pipe end as the harness's, forks, and
+    # prints what the runner holds after close_for_runner.
+    PROBE = """
+import json, os, subprocess, sys
+import kj_harness.harness as h
+profiler_r, profiler_w = os.pipe()
+result_fd = os.open(os.devnull, os.O_WRONLY)
+other_cmd_w, other_reply_r = os.pipe()
+own_r, own_w = os.pipe()
+h.HARNESS_FDS.update((result_fd, other_cmd_w, other_reply_r))
+report_r, report_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    h.close_for_runner({own_r, own_w, report_w})
+    listed = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    held = []
+    for fd in listed:
+        try:
+            os.fstat(fd)
+            held.append(fd)
+        except OSError:
+            pass  # the listing's own descriptor, closed by now
+    os.write(report_w, json.dumps(held).encode())
+    os._exit(0)
+os.close(report_w)
+os.waitpid(pid, 0)
+held = json.loads(os.read(report_r, 65536))
+print(json.dumps({"held": held, "profiler": profiler_w, "result": result_fd,
+                  "other": [other_cmd_w, other_reply_r], "own": [own_r, own_w, report_w],
+                  "vfork": subprocess._USE_VFORK, "posix_spawn": subprocess._USE_POSIX_SPAWN,
+                  "child": subprocess.check_output(["echo", "child ran"]).decode().strip()}))
+"""
+
+    def probe(self, profile: bool) -> dict:
         import subprocess
 
         env = {k: v for k, v in os.environ.items() if k != "KJ_PROFILE"}
-        env["PYTHONPATH"] = os.path.join(os.path.dirname(__file__), "..", "..", "harness")
+        env["PYTHONPATH"] = self.HARNESS
         if profile:
             env["KJ_PROFILE"] = "1"
-        r, w = os.pipe()  # stands for the profiler's descriptor: open when the harness starts
-        try:
-            os.dup2(w, 7)
-            out = subprocess.run([sys.executable, "-c", self.PROBE], env=env, pass_fds=(7,),
-                                 capture_output=True, text=True, timeout=120)
-        finally:
-            os.close(7)
-            os.close(r)
-            os.close(w)
+        out = subprocess.run([sys.executable, "-c", self.PROBE], env=env, capture_output=True,
+                             text=True, timeout=120)
         self.assertEqual(out.returncode, 0, out.stderr)
-        return out.stdout.strip().split("|")
+        return json.loads(out.stdout)
 
-    def test_profile_mode_forks_and_execs_and_keeps_the_profilers_descriptors(self):
-        vfork, posix_spawn, fds, child = self.probe(profile=True)
-        self.assertEqual((vfork, posix_spawn), ("False", "False"))
-        self.assertIn(7, json.loads(fds))
-        self.assertEqual(child, "child ran")
+    def test_a_profiled_runner_keeps_the_profilers_descriptors_and_none_of_the_harnesss(self):
+        got = self.probe(profile=True)
+        self.assertIn(got["profiler"], got["held"], "the profiler's descriptor was closed")
+        self.assertNotIn(got["result"], got["held"], "the runner holds the result fd")
+        for fd in got["other"]:
+            self.assertNotIn(fd, got["held"], "the runner holds another runner's pipe")
+        for fd in got["own"]:
+            self.assertIn(fd, got["held"])
+        self.assertEqual((got["vfork"], got["posix_spawn"]), (False, False))
+        self.assertEqual(got["child"], "child ran")
 
-    def test_outside_profile_mode_nothing_changes(self):
+    def test_outside_profile_mode_a_runner_holds_only_its_own_pipes(self):
         import subprocess
 
-        vfork, posix_spawn, fds, child = self.probe(profile=False)
-        self.assertEqual(vfork, str(getattr(subprocess, "_USE_VFORK", None)))
-        self.assertEqual(posix_spawn, str(subprocess._USE_POSIX_SPAWN))
-        self.assertEqual(fds, "[]")
-        self.assertEqual(child, "child ran")
+        got = self.probe(profile=False)
+        self.assertNotIn(got["profiler"], got["held"])
+        self.assertNotIn(got["result"], got["held"])
+        self.assertEqual(set(got["held"]) - {0, 1, 2}, set(got["own"]))
+        self.assertEqual(got["vfork"], getattr(subprocess, "_USE_VFORK", None))
+        self.assertEqual(got["posix_spawn"], subprocess._USE_POSIX_SPAWN)
+        self.assertEqual(got["child"], "child ran")
+
+    def test_a_profiled_evaluation_runs_to_its_end(self):
+        """The harness's stack traces in profile mode start after the runners are forked: a
+        runner forked while the trace's watchdog thread ran hung on the thread's lock."""
+        import subprocess
+        import tempfile
+
+        problems = os.path.join(os.path.dirname(__file__), "..", "..", "problems")
+        with tempfile.TemporaryDirectory() as task:
+            for name in ("vectoradd/task.py", "utils.py", "vectoradd/reference.py"):
+                shutil.copy(os.path.join(problems, name), task)
+            shutil.copy(os.path.join(problems, "vectoradd", "solutions", "correct", "pytorch.py"),
+                        os.path.join(task, "submission.py"))
+            os.mkdir(os.path.join(task, "work"))
+            result_r, result_w = os.pipe()
+            job = {"protocol": 1, "mode": "benchmark", "device": "cpu", "task_dir": task,
+                   "workdir": os.path.join(task, "work"), "result_fd": result_w, "tests": [],
+                   "benchmarks": [{"seed": 31232, "size": 1024}], "time_reference": False,
+                   "timing": {"max_samples": 1, "min_samples": 1, "max_seconds": 1.0}}
+            env = {k: v for k, v in os.environ.items()}
+            env.update(PYTHONPATH=self.HARNESS, KJ_PROFILE="1", CUDA_VISIBLE_DEVICES="")
+            try:
+                proc = subprocess.Popen([sys.executable, "-m", "kj_harness"], cwd=task, env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, pass_fds=(result_w,))
+                os.close(result_w)
+                try:
+                    _, stderr = proc.communicate(json.dumps(job).encode() + b"\n", timeout=90)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    _, stderr = proc.communicate()
+                    self.fail("the profiled evaluation never ended: " + stderr.decode()[-2000:])
+                with os.fdopen(result_r, "rb") as results:
+                    result_r = -1
+                    events = [json.loads(line) for line in results.read().splitlines() if line]
+            finally:
+                if result_r >= 0:
+                    os.close(result_r)
+            done = [e for e in events if e.get("event") == "done"]
+            self.assertEqual(len(done), 1, stderr.decode()[-2000:])
+            self.assertTrue(done[0]["passed"], events)
 
 
 if __name__ == "__main__":
