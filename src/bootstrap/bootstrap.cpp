@@ -1,6 +1,6 @@
 // The bootstrap pipeline: corpus -> PyTorch run (step 1) -> translation (step 2) -> judge
 // (step 3), with repair turns, a resumable journal and the final rows (docs/bootstrap.md).
-#include "data/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -20,10 +20,9 @@
 #include <sstream>
 #include <thread>
 
-#include "data/data.h"
-#include "data/detail/scratch.h"
+#include "bootstrap/detail/scratch.h"
+#include "datasets/datasets.h"
 #include "problem/problem.h"
-#include "sandbox/sandbox.h"
 
 namespace kj::data {
 
@@ -32,8 +31,6 @@ using nlohmann::json;
 
 namespace {
 
-// Where discover_environment's PYTHONPATH expects the harness inside the sandbox.
-constexpr const char* kHarnessMount = "/kj/harness";
 constexpr const char* kTaskMount = "/kj/task";
 constexpr std::size_t kFeedbackChars = 6000;
 
@@ -169,15 +166,6 @@ json row_file(const CorpusRow& row) {
   return {{"entrypoint", row.entrypoint}, {"tests_code", row.tests_code}, {"kind", row.kind}};
 }
 
-sandbox::Spec base_spec(const judge::Environment& environment) {
-  sandbox::Spec spec;
-  spec.env = environment.env;
-  spec.binds = environment.binds;
-  spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
-  spec.devices = judge::gpu_device_nodes(environment.device);
-  return spec;
-}
-
 ProbeResult run_pytorch(const CorpusRow& row, const judge::Environment& environment,
                         const BootstrapOptions& options) {
   detail::ScratchDir scratch("kj-bootstrap-pt-");
@@ -188,7 +176,7 @@ ProbeResult run_pytorch(const CorpusRow& row, const judge::Environment& environm
   detail::write_file(task / "pt_program.py", row.pt_code);
   detail::write_file(task / "program.py",
                      row.tests_code.empty() ? row.pt_code : row.pt_code + "\n\n" + row.tests_code);
-  sandbox::Spec spec = base_spec(environment);
+  sandbox::Spec spec = judge::harness_sandbox(environment);
   spec.argv = {environment.python.string(), "-m", "kj_harness.bootstrap", "probe", kTaskMount};
   spec.binds.push_back({task.string(), kTaskMount, false, false});
   spec.workdir = "/tmp";

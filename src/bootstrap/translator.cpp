@@ -13,8 +13,8 @@
 #include <regex>
 #include <thread>
 
-#include "data/bootstrap.h"
-#include "data/detail/scratch.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/detail/scratch.h"
 
 extern char** environ;
 

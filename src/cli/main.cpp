@@ -9,10 +9,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "bootstrap/bootstrap.h"
 #include "cli/agent_setup.h"
 #include "client/client.h"
-#include "data/bootstrap.h"
-#include "data/data.h"
+#include "datasets/datasets.h"
 #include "judge/judge.h"
 #include "problem/problem.h"
 #include "server/server.h"

@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "data/data.h"
-#include "data/detail/scoring.h"
+#include "datasets/datasets.h"
+#include "datasets/detail/scoring.h"
 
 namespace kj::data {
 namespace {

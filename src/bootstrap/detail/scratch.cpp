@@ -1,4 +1,4 @@
-#include "data/detail/scratch.h"
+#include "bootstrap/detail/scratch.h"
 
 #include <stdlib.h>
 
