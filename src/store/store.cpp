@@ -149,13 +149,7 @@ class SqlStore final : public Store {
 
   std::vector<Leaderboard> list_leaderboards(bool include_hidden) override {
     return guarded("list_leaderboards", [&] {
-      const auto ids = db().all(
-          "SELECT id FROM leaderboards WHERE CAST($1 AS INTEGER) = 1 OR visibility = 'public' "
-          "ORDER BY name",
-          {include_hidden}, [](const SqlRows& row) { return row.int64(0); });
-      std::vector<Leaderboard> leaderboards;
-      for (Id id : ids) leaderboards.push_back(*leaderboard_where("id = $1", id));
-      return leaderboards;
+      return leaderboards_where("CAST($1 AS INTEGER) = 1 OR visibility = 'public'", include_hidden);
     });
   }
 
@@ -795,12 +789,12 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     }
   }
 
-  template <typename Key>
-  std::optional<Leaderboard> leaderboard_where(std::string_view where, const Key& key) {
-    auto leaderboard = db().first(
+  // The leaderboards `where` selects ($1: `key`), by name.
+  std::vector<Leaderboard> leaderboards_where(std::string_view where, const SqlParam& key) {
+    auto leaderboards = db().all(
         sql({"SELECT id, name, problem_dir, task_yaml, description, deadline, visibility, "
              "created_at, synced_at FROM leaderboards WHERE ",
-             where}),
+             where, " ORDER BY name"}),
         {key}, [](const SqlRows& row) {
           return Leaderboard{
               row.int64(0), row.text(1),
@@ -809,12 +803,19 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
               {},           visibility_from_string(row.text(6)).value_or(Visibility::hidden),
               row.time(7),  row.time(8)};
         });
-    if (!leaderboard) return std::nullopt;
-    leaderboard->gpu_types =
-        db().all("SELECT gpu_type FROM leaderboard_gpu_types WHERE leaderboard_id = $1",
-                 {leaderboard->id}, [](const SqlRows& row) { return row.text(0); });
-    std::sort(leaderboard->gpu_types.begin(), leaderboard->gpu_types.end());
-    return leaderboard;
+    for (auto& leaderboard : leaderboards) {
+      leaderboard.gpu_types =
+          db().all("SELECT gpu_type FROM leaderboard_gpu_types WHERE leaderboard_id = $1",
+                   {leaderboard.id}, [](const SqlRows& row) { return row.text(0); });
+      std::sort(leaderboard.gpu_types.begin(), leaderboard.gpu_types.end());
+    }
+    return leaderboards;
+  }
+
+  std::optional<Leaderboard> leaderboard_where(std::string_view where, const SqlParam& key) {
+    auto leaderboards = leaderboards_where(where, key);
+    if (leaderboards.empty()) return std::nullopt;
+    return std::move(leaderboards.front());
   }
 
   std::optional<Submission> submission_by_id(Id id) {
@@ -961,8 +962,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     }
     const auto gpu_type = db().first(
         "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
-        "$2, "
-        "updated_at = $3 WHERE id = $1 RETURNING gpu_type",
+        "$2, updated_at = $3 WHERE id = $1 RETURNING gpu_type",
         {job_id, error, now}, [](const SqlRows& row) { return row.text(0); });
     db().exec("UPDATE submissions SET status = 'queued' WHERE id = $1", {submission_id});
     dialect_->job_queued(db(), gpu_type.value_or(""));
