@@ -24,7 +24,7 @@
 #include "datasets/datasets.h"
 #include "problem/problem.h"
 
-namespace kj::data {
+namespace kj::bootstrap {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -568,14 +568,14 @@ double quantile(std::vector<double> values, double q) {
   return values[low] + (values[high] - values[low]) * (at - static_cast<double>(low));
 }
 
-// The boostrap_triton columns plus verdict, max_error, speedup, timings (data.h); our other
+// The boostrap_triton columns plus verdict, max_error, speedup, timings (datasets.h); our other
 // columns stay in rows.jsonl.
 void write_parquet(const std::vector<json>& rows, const fs::path& out, std::ostream& progress) {
   std::vector<json> table;
   table.reserve(rows.size());
-  for (const auto& row : rows) table.push_back(boostrap_columns(row));
+  for (const auto& row : rows) table.push_back(data::boostrap_columns(row));
   try {
-    write_boostrap_parquet(table, out);
+    data::write_boostrap_parquet(table, out);
   } catch (const std::exception& e) {
     progress << "bootstrap: no rows.parquet (rows.jsonl has every row): " << e.what() << std::endl;
   }
@@ -770,4 +770,4 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
   return summary;
 }
 
-}  // namespace kj::data
+}  // namespace kj::bootstrap

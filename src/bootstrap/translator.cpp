@@ -18,7 +18,7 @@
 
 extern char** environ;
 
-namespace kj::data {
+namespace kj::bootstrap {
 
 namespace {
 
@@ -289,4 +289,4 @@ std::optional<Translation> extract_translation(std::string_view reply, std::stri
   return translation;
 }
 
-}  // namespace kj::data
+}  // namespace kj::bootstrap
