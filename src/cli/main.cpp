@@ -9,10 +9,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "bootstrap/bootstrap.h"
 #include "cli/agent_setup.h"
 #include "client/client.h"
-#include "data/bootstrap.h"
-#include "data/data.h"
+#include "datasets/datasets.h"
 #include "judge/judge.h"
 #include "problem/problem.h"
 #include "server/server.h"
@@ -482,7 +482,7 @@ struct BootstrapCommand {
   double temperature = 0;
   int max_tokens = 8192, retries = 5;
   double request_timeout_s = 600, backoff_s = 2;
-  kj::data::BootstrapOptions options;
+  kj::bootstrap::BootstrapOptions options;
   int test_timeout_s = 300, benchmark_timeout_s = 600;
   bool no_timing = false, no_screen = false;
   EnvOptions env;
@@ -540,9 +540,9 @@ struct BootstrapCommand {
     if (url.empty() == command.empty()) {
       throw std::invalid_argument("give exactly one of --translator-url and --translator-command");
     }
-    std::unique_ptr<kj::data::Translator> translator;
+    std::unique_ptr<kj::bootstrap::Translator> translator;
     if (!url.empty()) {
-      kj::data::ChatEndpoint endpoint;
+      kj::bootstrap::ChatEndpoint endpoint;
       endpoint.base_url = url;
       endpoint.model = model;
       endpoint.api_key_env = api_key_env;
@@ -551,23 +551,23 @@ struct BootstrapCommand {
       endpoint.timeout = std::chrono::seconds(static_cast<std::int64_t>(request_timeout_s));
       endpoint.retries = retries;
       endpoint.backoff = std::chrono::milliseconds(static_cast<std::int64_t>(backoff_s * 1000));
-      translator = kj::data::make_chat_translator(endpoint);
+      translator = kj::bootstrap::make_chat_translator(endpoint);
     } else {
-      translator = kj::data::make_command_translator(
+      translator = kj::bootstrap::make_command_translator(
           command, std::chrono::seconds(static_cast<std::int64_t>(request_timeout_s)));
     }
     options.out_dir = out_dir;
     options.prompt_template =
-        prompt_file.empty() ? kj::data::default_prompt_template() : read_text(prompt_file);
+        prompt_file.empty() ? kj::bootstrap::default_prompt_template() : read_text(prompt_file);
     options.timing = !no_timing;
     options.screen = !no_screen;
     options.timing_settings = env.timing();
     options.test_timeout = std::chrono::seconds(test_timeout_s);
     options.benchmark_timeout = std::chrono::seconds(benchmark_timeout_s);
     options.memory_bytes = env.memory_mib << 20;
-    const auto rows = kj::data::load_corpus(corpus);
+    const auto rows = kj::bootstrap::load_corpus(corpus);
     const auto summary =
-        kj::data::run_bootstrap(rows, *translator, env.environment(), options, std::cerr);
+        kj::bootstrap::run_bootstrap(rows, *translator, env.environment(), options, std::cerr);
     std::cout << summary.render();
     return summary.translator_errors == 0 ? 0 : kExitRejected;
   }

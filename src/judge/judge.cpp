@@ -241,24 +241,29 @@ std::vector<std::string> gpu_device_nodes(std::string_view device) {
           "/dev/nvidia-uvm-tools"};
 }
 
+sandbox::Spec harness_sandbox(const Environment& environment) {
+  sandbox::Spec spec;
+  spec.env = environment.env;
+  spec.binds = environment.binds;
+  spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
+  spec.devices = gpu_device_nodes(environment.device);
+  return spec;
+}
+
 namespace detail {
 
 // The sandbox for one harness run; the task directories are bound read-only from task_root.
 sandbox::Spec harness_spec(const Environment& environment, const fs::path& task_root,
                            bool with_task_b, const sandbox::Limits& limits) {
-  sandbox::Spec spec;
+  sandbox::Spec spec = harness_sandbox(environment);
   spec.argv = environment.wrapper;
   spec.argv.insert(spec.argv.end(), {environment.python.string(), "-m", "kj_harness"});
   // `python -m` puts its starting directory first on the import path: a writable one would let
   // the submission plant modules that the harness imports later. The task is read-only.
   spec.workdir = kTaskMount;
-  spec.env = environment.env;
-  spec.binds = environment.binds;
-  spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
   spec.binds.push_back({(task_root / "task").string(), kTaskMount, false, false});
   if (with_task_b)
     spec.binds.push_back({(task_root / "task_b").string(), kTaskBMount, false, false});
-  spec.devices = gpu_device_nodes(environment.device);
   spec.limits = limits;
   spec.result_fd = 3;
   return spec;

@@ -64,6 +64,11 @@ Environment discover_environment(const std::optional<std::string>& python,
 // and the unified-memory nodes; none for "cpu".
 std::vector<std::string> gpu_device_nodes(std::string_view device);
 
+// The sandbox every harness run starts from: the environment's binds and variables, the harness
+// bound where the environment's PYTHONPATH expects it, and the device's GPU nodes. The caller
+// adds the command, its task and the limits (an evaluation; the bootstrap's PyTorch probe).
+sandbox::Spec harness_sandbox(const Environment& environment);
+
 // What the static screen found in a submission: a reject ends the evaluation before it runs
 // (security_violation); a flag is shown in the report.
 struct ScreenFinding {

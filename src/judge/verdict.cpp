@@ -158,30 +158,61 @@ std::vector<nlohmann::json> parse_events(std::string_view result_data, std::stri
   return events;
 }
 
-EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::json> events,
-                  Mode mode, const problem::Problem& problem) {
-  EvalResult result;
-  result.mode = mode;
-  result.problem = problem.name;
-  result.outcome = outcome;
-  result.ranking_by = problem::to_string(problem.ranking_by);
+namespace {
 
-  std::optional<ErrorInfo> error;
+// What a run's events say, folded into one record: the result's cases, comparisons, timeline and
+// system facts, the first error the harness reported, and how far the harness got.
+struct FoldedRun {
+  EvalResult result;
   std::string error_kind;
   std::string error_owner;  // compare mode: "a" or "b"
   std::string last_stage;
   bool done = false;
+};
+
+// The event's name with its stage or phase and index: a timeline entry.
+std::string timeline_entry(const nlohmann::json& event, const std::string& name) {
+  std::string what = name;
+  for (const char* key : {"stage", "phase"}) {
+    if (event.contains(key) && event[key].is_string()) what.append(" ").append(str(event, key));
+  }
+  if (event.contains("index") && event["index"].is_number_integer()) {
+    what.append(" ").append(std::to_string(event["index"].get<int>()));
+  }
+  return what;
+}
+
+Comparison comparison_from(const nlohmann::json& event, const problem::Problem& problem) {
+  Comparison cmp;
+  cmp.index = event.value("index", 0);
+  cmp.trial = event.value("trial", 0);
+  if (cmp.index >= 0 && static_cast<std::size_t>(cmp.index) < problem.benchmarks.size()) {
+    cmp.spec = problem.benchmarks[static_cast<std::size_t>(cmp.index)];
+  }
+  for (const char* key : {"samples_a_ns", "samples_b_ns"}) {
+    auto& out = key[8] == 'a' ? cmp.samples_a : cmp.samples_b;
+    if (event.contains(key) && event[key].is_array()) {
+      for (const auto& v : event[key]) {
+        if (v.is_number()) out.push_back(v.get<double>());
+      }
+    }
+  }
+  cmp.stop_reason = str(event, "stop_reason");
+  return cmp;
+}
+
+FoldedRun fold(const sandbox::Outcome& outcome, std::span<const nlohmann::json> events, Mode mode,
+               const problem::Problem& problem) {
+  FoldedRun run;
+  EvalResult& result = run.result;
+  result.mode = mode;
+  result.problem = problem.name;
+  result.outcome = outcome;
+  result.ranking_by = problem::to_string(problem.ranking_by);
   for (const auto& event : events) {
     const std::string name = event["event"].get<std::string>();
     if (event.contains("t_s") && event["t_s"].is_number()) {
-      std::string what = name;
-      for (const char* key : {"stage", "phase"}) {
-        if (event.contains(key) && event[key].is_string()) what.append(" ").append(str(event, key));
-      }
-      if (event.contains("index") && event["index"].is_number_integer()) {
-        what.append(" ").append(std::to_string(event["index"].get<int>()));
-      }
-      result.timeline.emplace_back(std::move(what), event["t_s"].get<double>());
+      result.timeline.emplace_back(timeline_entry(event, name), event["t_s"].get<double>());
     }
     if (name == "hello") {
       for (const char* key : {"python", "torch", "triton", "device"}) {
@@ -193,7 +224,7 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
     } else if (name == "device") {
       result.system["device_name"] = str(event, "name");
     } else if (name == "stage") {
-      last_stage = str(event, "stage");
+      run.last_stage = str(event, "stage");
     } else if (name == "test" || name == "benchmark") {
       CaseResult c = case_from(event);
       // Show the arguments in task.yml's order, as the problem states them.
@@ -210,230 +241,287 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
         result.benchmarks.push_back(std::move(c));
       }
     } else if (name == "compare") {
-      Comparison cmp;
-      cmp.index = event.value("index", 0);
-      cmp.trial = event.value("trial", 0);
-      if (cmp.index >= 0 && static_cast<std::size_t>(cmp.index) < problem.benchmarks.size()) {
-        cmp.spec = problem.benchmarks[static_cast<std::size_t>(cmp.index)];
-      }
-      for (const char* key : {"samples_a_ns", "samples_b_ns"}) {
-        auto& out = key[8] == 'a' ? cmp.samples_a : cmp.samples_b;
-        if (event.contains(key) && event[key].is_array()) {
-          for (const auto& v : event[key]) {
-            if (v.is_number()) out.push_back(v.get<double>());
-          }
-        }
-      }
-      cmp.stop_reason = str(event, "stop_reason");
-      result.comparisons.push_back(std::move(cmp));
-    } else if (name == "error" && !error) {
-      error = error_from(event);
-      error_kind = str(event, "kind");
-      error_owner = str(event, "submission");
+      result.comparisons.push_back(comparison_from(event, problem));
+    } else if (name == "error" && !result.error) {
+      result.error = error_from(event);
+      run.error_kind = str(event, "kind");
+      run.error_owner = str(event, "submission");
     } else if (name == "done") {
-      done = true;
+      run.done = true;
       if (event.contains("age_s") && event["age_s"].is_number()) {
         result.process_times["at_done_s"] = event["age_s"];
       }
     }
   }
-  result.error = error;
+  return run;
+}
 
-  auto set = [&result](Verdict verdict, std::string reason) {
-    result.verdict = verdict;
-    result.reason = std::move(reason);
-    return result;
-  };
+// A verdict and the one line that says why.
+struct Finding {
+  Verdict verdict;
+  std::string reason;
+};
 
-  // The sandbox's own facts come first: a limit or a forbidden system call ends everything.
-  if (!outcome.started)
-    return set(Verdict::internal_error, "sandbox setup failed: " + outcome.setup_error);
-  if (outcome.seccomp_violation) {
-    return set(Verdict::security_violation, "a forbidden system call was made (killed by seccomp)");
-  }
+// The facts every rule reads.
+struct Facts {
+  const sandbox::Outcome& outcome;
+  const FoldedRun& run;
+  Mode mode;
+};
+
+using Rule = std::optional<Finding> (*)(const Facts&);
+
+std::optional<Finding> sandbox_not_started(const Facts& facts) {
+  if (facts.outcome.started) return std::nullopt;
+  return Finding{Verdict::internal_error, "sandbox setup failed: " + facts.outcome.setup_error};
+}
+
+std::optional<Finding> seccomp_kill(const Facts& facts) {
+  if (!facts.outcome.seccomp_violation) return std::nullopt;
+  return Finding{Verdict::security_violation,
+                 "a forbidden system call was made (killed by seccomp)"};
+}
+
+std::optional<Finding> sandbox_limit(const Facts& facts) {
+  const sandbox::Outcome& outcome = facts.outcome;
   switch (outcome.limit) {
     case sandbox::LimitHit::wall_time:
-      return set(Verdict::time_limit,
-                 "wall-clock limit exceeded (" +
-                     bench::format_ns(static_cast<double>(outcome.wall.count())) + ")" +
-                     (outcome.memory_cap_reached
-                          ? "; the memory cap was reached during the run, so time may have gone "
-                            "to reclaiming memory at the cap (peak " +
-                                std::to_string(outcome.peak_memory_bytes >> 20) + " MiB)"
-                          : ""));
+      return Finding{
+          Verdict::time_limit,
+          "wall-clock limit exceeded (" +
+              bench::format_ns(static_cast<double>(outcome.wall.count())) + ")" +
+              (outcome.memory_cap_reached
+                   ? "; the memory cap was reached during the run, so time may have gone "
+                     "to reclaiming memory at the cap (peak " +
+                         std::to_string(outcome.peak_memory_bytes >> 20) + " MiB)"
+                   : "")};
     case sandbox::LimitHit::cpu_time:
-      return set(Verdict::time_limit, "CPU-time limit exceeded");
+      return Finding{Verdict::time_limit, "CPU-time limit exceeded"};
     case sandbox::LimitHit::memory:
-      return set(Verdict::memory_limit, "memory limit exceeded");
+      return Finding{Verdict::memory_limit, "memory limit exceeded"};
     case sandbox::LimitHit::output:
-      return set(Verdict::output_limit, "output limit exceeded (stdout/stderr or results)");
+      return Finding{Verdict::output_limit, "output limit exceeded (stdout/stderr or results)"};
     case sandbox::LimitHit::file_size:
-      return set(Verdict::output_limit, "file-size limit exceeded");
+      return Finding{Verdict::output_limit, "file-size limit exceeded"};
     case sandbox::LimitHit::processes:
-      return set(Verdict::runtime_error, "process-count limit reached");
+      return Finding{Verdict::runtime_error, "process-count limit reached"};
     case sandbox::LimitHit::none:
       break;
   }
-  if (outcome.result_truncated) return set(Verdict::output_limit, "result stream exceeded its cap");
+  return std::nullopt;
+}
 
-  // The seccomp filter kills only the offending process (the runner), with SIGSYS.
-  if (error && error->signal == SIGSYS) {
-    return set(Verdict::security_violation,
-               "a forbidden system call was made (the submission's process was killed by seccomp)");
+std::optional<Finding> result_truncated(const Facts& facts) {
+  if (!facts.outcome.result_truncated) return std::nullopt;
+  return Finding{Verdict::output_limit, "result stream exceeded its cap"};
+}
+
+// The seccomp filter kills only the offending process (the runner), with SIGSYS.
+std::optional<Finding> runner_killed_by_seccomp(const Facts& facts) {
+  const auto& error = facts.run.result.error;
+  if (!error || error->signal != SIGSYS) return std::nullopt;
+  return Finding{Verdict::security_violation,
+                 "a forbidden system call was made (the submission's process was killed by "
+                 "seccomp)"};
+}
+
+// The runner found a function the judge relies on (timers, input generation) replaced.
+std::optional<Finding> judge_function_replaced(const Facts& facts) {
+  const auto& error = facts.run.result.error;
+  if (!error || error->type != "SecurityViolation" || error->stage == "load_reference" ||
+      error->stage == "harness") {
+    return std::nullopt;
   }
-  // The runner found a function the judge relies on (timers, input generation) replaced.
-  if (error && error->type == "SecurityViolation" && error->stage != "load_reference" &&
-      error->stage != "harness") {
-    return set(Verdict::security_violation, first_line(error->message));
+  return Finding{Verdict::security_violation, first_line(error->message)};
+}
+
+// Device memory exhausted (torch's OutOfMemoryError): by the submission, or by the harness
+// while the submission's process held the memory. Before the submission loaded, the problem's.
+std::optional<Finding> device_memory_exhausted(const Facts& facts) {
+  const auto& error = facts.run.result.error;
+  if (!error || error->type != "OutOfMemoryError" || error->stage == "load_reference") {
+    return std::nullopt;
   }
-  // Device memory exhausted (torch's OutOfMemoryError): by the submission, or by the harness
-  // while the submission's process held the memory. Before the submission loaded, the problem's.
-  if (error && error->type == "OutOfMemoryError" && error->stage != "load_reference") {
-    return set(Verdict::memory_limit,
-               "device memory exhausted" +
-                   std::string(error->stage == "harness" ? " (in the harness, while the "
-                                                           "submission held device memory)"
-                                                         : "") +
-                   ": " + first_line(error->message));
+  return Finding{Verdict::memory_limit,
+                 "device memory exhausted" +
+                     std::string(error->stage == "harness" ? " (in the harness, while the "
+                                                             "submission held device memory)"
+                                                           : "") +
+                     ": " + first_line(error->message)};
+}
+
+// Any other error the harness reported: whose it is decides between ours and the submission's.
+std::optional<Finding> reported_error(const Facts& facts) {
+  const auto& error = facts.run.result.error;
+  if (!error) return std::nullopt;
+  const std::string& kind = facts.run.error_kind;
+  const std::string& owner = facts.run.error_owner;
+  const std::string detail =
+      error->type.empty() ? error->message : error->type + ": " + first_line(error->message);
+  if (error->stage == "load_reference" || kind == "problem") {
+    return Finding{Verdict::internal_error, "the problem's reference failed to load: " + detail};
   }
-  if (error) {
+  if (error->stage == "harness" || kind == "harness") {
+    return Finding{Verdict::internal_error, "harness failure: " + detail};
+  }
+  if (error->stage == "load_submission") {
+    const std::string who = owner == "b"                                  ? "submission B"
+                            : owner == "a" && facts.mode == Mode::compare ? "submission A"
+                            : owner == "reference"                        ? "the reference runner"
+                                                                          : "the submission";
+    return Finding{kind == "compile" ? Verdict::compile_error : Verdict::runtime_error,
+                   who + " failed to load: " + detail};
+  }
+  const std::string who = facts.mode == Mode::compare && !owner.empty()
+                              ? "submission " + std::string(owner == "b" ? "B" : "A") + ": "
+                              : "";
+  return Finding{Verdict::runtime_error, who + detail};
+}
+
+// The verdict of one case that did not pass.
+Finding case_failure(const CaseResult& c, const char* stage_label, bool ranked) {
+  // In compare mode each submission's cases carry its letter in the phase (tests_a, ...).
+  const std::string who = c.phase.ends_with("_b")   ? "submission B: "
+                          : c.phase.ends_with("_a") ? "submission A: "
+                                                    : "";
+  const std::string label =
+      who + stage_label + " " + std::to_string(c.index) + " (" + describe_args(c.spec) + ")";
+  const std::string prefix = ranked ? "passed the public cases but failed the secret run, so it is "
+                                      "not ranked: "
+                                    : "";
+  if (c.status == "error" && c.error && c.error->type == "SecurityViolation") {
+    return {Verdict::security_violation, label + ": " + first_line(c.error->message)};
+  }
+  if (c.status == "error" && c.error && c.error->type == "OutOfMemoryError") {
+    return {Verdict::memory_limit,
+            prefix + label + ": device memory exhausted: " + first_line(c.error->message)};
+  }
+  if (c.status == "error") {
     const std::string detail =
-        error->type.empty() ? error->message : error->type + ": " + first_line(error->message);
-    if (error->stage == "load_reference" || error_kind == "problem") {
-      return set(Verdict::internal_error, "the problem's reference failed to load: " + detail);
-    }
-    if (error->stage == "harness" || error_kind == "harness") {
-      return set(Verdict::internal_error, "harness failure: " + detail);
-    }
-    if (error->stage == "load_submission") {
-      const std::string who = error_owner == "b"                            ? "submission B"
-                              : error_owner == "a" && mode == Mode::compare ? "submission A"
-                              : error_owner == "reference"                  ? "the reference runner"
-                                                                            : "the submission";
-      return set(error_kind == "compile" ? Verdict::compile_error : Verdict::runtime_error,
-                 who + " failed to load: " + detail);
-    }
-    const std::string who = mode == Mode::compare && !error_owner.empty()
-                                ? "submission " + std::string(error_owner == "b" ? "B" : "A") + ": "
-                                : "";
-    return set(Verdict::runtime_error, who + detail);
+        c.error ? c.error->type + ": " + first_line(c.error->message) : first_line(c.message);
+    return {Verdict::runtime_error, prefix + label + " raised " + detail};
   }
+  return {Verdict::wrong_answer, prefix + label + ": " + first_line(c.message)};
+}
 
-  // Cases in the order they ran; the first that did not pass decides.
+// Cases in the order they ran; the first that did not pass decides.
+std::optional<Finding> failed_case(const Facts& facts) {
+  const EvalResult& result = facts.run.result;
   struct Stage {
     const std::vector<CaseResult>* cases;
     const char* label;
     bool ranked;
   };
   std::vector<Stage> stages = {{&result.tests, "test", false}};
-  if (mode == Mode::benchmark) stages = {{&result.benchmarks, "benchmark", false}};
-  if (mode == Mode::leaderboard) {
+  if (facts.mode == Mode::benchmark) stages = {{&result.benchmarks, "benchmark", false}};
+  if (facts.mode == Mode::leaderboard) {
     stages = {{&result.tests, "test", false},
               {&result.public_benchmarks, "benchmark", false},
               {&result.ranked_tests, "ranked test", true},
               {&result.benchmarks, "ranked benchmark", true}};
   }
-  if (mode == Mode::compare)
+  if (facts.mode == Mode::compare)
     stages = {{&result.tests, "test", false}, {&result.benchmarks, "benchmark", false}};
   for (const auto& stage : stages) {
     for (const auto& c : *stage.cases) {
-      if (c.status == "pass") continue;
-      // In compare mode each submission's cases carry its letter in the phase (tests_a, ...).
-      const std::string who = c.phase.ends_with("_b")   ? "submission B: "
-                              : c.phase.ends_with("_a") ? "submission A: "
-                                                        : "";
-      const std::string label =
-          who + stage.label + " " + std::to_string(c.index) + " (" + describe_args(c.spec) + ")";
-      const std::string prefix =
-          stage.ranked ? "passed the public cases but failed the secret run, so it is "
-                         "not ranked: "
-                       : "";
-      if (c.status == "error" && c.error && c.error->type == "SecurityViolation") {
-        return set(Verdict::security_violation, label + ": " + first_line(c.error->message));
-      }
-      if (c.status == "error" && c.error && c.error->type == "OutOfMemoryError") {
-        return set(Verdict::memory_limit,
-                   prefix + label + ": device memory exhausted: " + first_line(c.error->message));
-      }
-      if (c.status == "error") {
-        const std::string detail =
-            c.error ? c.error->type + ": " + first_line(c.error->message) : first_line(c.message);
-        return set(Verdict::runtime_error, prefix + label + " raised " + detail);
-      }
-      return set(Verdict::wrong_answer, prefix + label + ": " + first_line(c.message));
+      if (c.status != "pass") return case_failure(c, stage.label, stage.ranked);
     }
   }
+  return std::nullopt;
+}
 
-  if (!done) {
-    // Our harness always ends with `done`; without it the process tree died early. Before the
-    // submission was loaded that is our fault, after it the submission's.
-    std::ostringstream how;
-    if (outcome.signal) {
-      how << "killed by signal " << *outcome.signal;
-    } else if (outcome.exit_code) {
-      how << "exited with code " << *outcome.exit_code;
-    } else {
-      how << "ended";
-    }
-    const bool user_phase = last_stage == "load_submission" || last_stage == "tests" ||
-                            last_stage == "benchmarks" || last_stage == "compare";
-    return set(user_phase ? Verdict::runtime_error : Verdict::internal_error,
-               "the evaluation " + how.str() + " before reporting its result" +
-                   (user_phase ? " (during " + last_stage + ")" : ""));
+// Our harness always ends with `done`; without it the process tree died early. Before the
+// submission was loaded that is our fault, after it the submission's.
+std::optional<Finding> ended_early(const Facts& facts) {
+  if (facts.run.done) return std::nullopt;
+  std::ostringstream how;
+  if (facts.outcome.signal) {
+    how << "killed by signal " << *facts.outcome.signal;
+  } else if (facts.outcome.exit_code) {
+    how << "exited with code " << *facts.outcome.exit_code;
+  } else {
+    how << "ended";
   }
+  const std::string& stage = facts.run.last_stage;
+  const bool user_phase =
+      stage == "load_submission" || stage == "tests" || stage == "benchmarks" || stage == "compare";
+  return Finding{user_phase ? Verdict::runtime_error : Verdict::internal_error,
+                 "the evaluation " + how.str() + " before reporting its result" +
+                     (user_phase ? " (during " + stage + ")" : "")};
+}
 
-  auto count_check = [&](std::size_t got, std::size_t expected, const char* what) {
-    if (got == expected) return true;
-    set(Verdict::internal_error, "the harness reported " + std::to_string(got) + " of " +
-                                     std::to_string(expected) + " " + what);
-    return false;
-  };
-  switch (mode) {
-    case Mode::test:
-      if (!count_check(result.tests.size(), problem.tests.size(), "tests")) return result;
-      return set(Verdict::accepted, "all " + std::to_string(result.tests.size()) + " tests passed");
-    case Mode::compare: {
-      for (auto& cmp : result.comparisons) {
-        try {
-          cmp.result = bench::compare_paired(cmp.samples_a, cmp.samples_b);
-        } catch (const std::invalid_argument& e) {
-          return set(Verdict::internal_error, std::string("cannot compare: ") + e.what());
-        }
-      }
-      if (result.comparisons.empty()) return set(Verdict::internal_error, "no comparison was made");
-      return set(Verdict::accepted, "both submissions passed; " +
-                                        std::to_string(result.comparisons.size()) + " comparisons");
-    }
-    case Mode::benchmark:
-    case Mode::leaderboard:
-    case Mode::profile:  // run as a one-case benchmark (src/judge/profile.cpp)
-      break;
+// Verdict precedence, as DMOJ's result.py keeps its codes in order: the first rule that finds
+// something decides. The sandbox's own facts come first: a limit or a forbidden system call ends
+// everything; then what the harness reported; then the cases; then whether the harness finished.
+constexpr Rule kPrecedence[] = {
+    sandbox_not_started,
+    seccomp_kill,
+    sandbox_limit,
+    result_truncated,
+    runner_killed_by_seccomp,
+    judge_function_replaced,
+    device_memory_exhausted,
+    reported_error,
+    failed_case,
+    ended_early,
+};
+
+std::optional<Finding> precedence(const Facts& facts) {
+  for (const Rule rule : kPrecedence) {
+    if (auto finding = rule(facts)) return finding;
   }
-  if (!count_check(result.benchmarks.size(), problem.benchmarks.size(), "benchmarks"))
-    return result;
-  // Speed-of-light and the physical floor, where task.yml gives the work and the GPU is known.
+  return std::nullopt;
+}
+
+std::optional<Finding> count_mismatch(std::size_t got, std::size_t expected, const char* what) {
+  if (got == expected) return std::nullopt;
+  return Finding{Verdict::internal_error, "the harness reported " + std::to_string(got) + " of " +
+                                              std::to_string(expected) + " " + what};
+}
+
+// Speed-of-light and the physical floor, where task.yml gives the work and the GPU is known.
+std::optional<Finding> below_physical_floor(EvalResult& result, const problem::Problem& problem) {
   const std::string device_name = result.system.value("device_name", std::string());
-  if (const auto ceilings = bench::ceilings_for(device_name)) {
-    for (auto& c : result.benchmarks) {
-      if (c.index < 0 || static_cast<std::size_t>(c.index) >= problem.benchmark_work.size())
-        continue;
-      const bench::Work& work = problem.benchmark_work[static_cast<std::size_t>(c.index)];
-      if (!work.known()) continue;
-      c.floor_ns = bench::physical_floor_ns(work, *ceilings);
-      c.sol_pct = bench::speed_of_light_pct(work, *ceilings, c.summary.median);
-      // 5 % margin for clock and counting slack; below that the work cannot have been done.
-      if (c.summary.median < 0.95 * c.floor_ns) {
-        return set(Verdict::wrong_answer,
-                   "benchmark " + std::to_string(c.index) + " (" + describe_args(c.spec) +
-                       "): median " + bench::format_ns(c.summary.median) +
-                       " is below the physical floor of " + bench::format_ns(c.floor_ns) +
-                       " on an " + ceilings->name + ": impossible, so not ranked");
-      }
+  const auto ceilings = bench::ceilings_for(device_name);
+  if (!ceilings) return std::nullopt;
+  for (auto& c : result.benchmarks) {
+    if (c.index < 0 || static_cast<std::size_t>(c.index) >= problem.benchmark_work.size()) continue;
+    const bench::Work& work = problem.benchmark_work[static_cast<std::size_t>(c.index)];
+    if (!work.known()) continue;
+    c.floor_ns = bench::physical_floor_ns(work, *ceilings);
+    c.sol_pct = bench::speed_of_light_pct(work, *ceilings, c.summary.median);
+    // 5 % margin for clock and counting slack; below that the work cannot have been done.
+    if (c.summary.median < 0.95 * c.floor_ns) {
+      return Finding{Verdict::wrong_answer,
+                     "benchmark " + std::to_string(c.index) + " (" + describe_args(c.spec) +
+                         "): median " + bench::format_ns(c.summary.median) +
+                         " is below the physical floor of " + bench::format_ns(c.floor_ns) +
+                         " on an " + ceilings->name + ": impossible, so not ranked"};
     }
   }
-  if (mode == Mode::leaderboard &&
-      !count_check(result.ranked_tests.size(), problem.tests.size(), "ranked tests")) {
-    return result;
+  return std::nullopt;
+}
+
+Finding score_comparisons(EvalResult& result) {
+  for (auto& cmp : result.comparisons) {
+    try {
+      cmp.result = bench::compare_paired(cmp.samples_a, cmp.samples_b);
+    } catch (const std::invalid_argument& e) {
+      return {Verdict::internal_error, std::string("cannot compare: ") + e.what()};
+    }
+  }
+  if (result.comparisons.empty()) return {Verdict::internal_error, "no comparison was made"};
+  return {Verdict::accepted,
+          "both submissions passed; " + std::to_string(result.comparisons.size()) + " comparisons"};
+}
+
+Finding score_benchmarks(EvalResult& result, Mode mode, const problem::Problem& problem) {
+  if (auto f = count_mismatch(result.benchmarks.size(), problem.benchmarks.size(), "benchmarks"))
+    return *f;
+  if (auto f = below_physical_floor(result, problem)) return *f;
+  if (mode == Mode::leaderboard) {
+    if (auto f = count_mismatch(result.ranked_tests.size(), problem.tests.size(), "ranked tests"))
+      return *f;
   }
   if (!result.benchmarks.empty()) {
     std::vector<double> medians;
@@ -448,14 +536,42 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
         result.speedup = bench::aggregate(reference_medians, result.ranking_by) / *result.score_ns;
       }
     } catch (const std::invalid_argument& e) {
-      return set(Verdict::internal_error, std::string("cannot score: ") + e.what());
+      return {Verdict::internal_error, std::string("cannot score: ") + e.what()};
     }
   }
   const std::string n = std::to_string(result.benchmarks.size());
-  return set(Verdict::accepted, mode == Mode::leaderboard
-                                    ? "ranked: passed all public and secret cases, " + n +
-                                          " benchmarks timed on secret inputs"
-                                    : "all " + n + " benchmarks passed");
+  return {Verdict::accepted, mode == Mode::leaderboard
+                                 ? "ranked: passed all public and secret cases, " + n +
+                                       " benchmarks timed on secret inputs"
+                                 : "all " + n + " benchmarks passed"};
+}
+
+// A run nothing failed: every expected case reported, then its score (or comparisons).
+Finding score(EvalResult& result, Mode mode, const problem::Problem& problem) {
+  switch (mode) {
+    case Mode::test:
+      if (auto f = count_mismatch(result.tests.size(), problem.tests.size(), "tests")) return *f;
+      return {Verdict::accepted, "all " + std::to_string(result.tests.size()) + " tests passed"};
+    case Mode::compare:
+      return score_comparisons(result);
+    case Mode::benchmark:
+    case Mode::leaderboard:
+    case Mode::profile:  // run as a one-case benchmark (src/judge/profile.cpp)
+      break;
+  }
+  return score_benchmarks(result, mode, problem);
+}
+
+}  // namespace
+
+EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::json> events,
+                  Mode mode, const problem::Problem& problem) {
+  FoldedRun run = fold(outcome, events, mode, problem);
+  auto finding = precedence({outcome, run, mode});
+  if (!finding) finding = score(run.result, mode, problem);
+  run.result.verdict = finding->verdict;
+  run.result.reason = std::move(finding->reason);
+  return std::move(run.result);
 }
 
 namespace detail {

@@ -474,20 +474,20 @@ std::optional<StdinFeed::Delivery> StdinFeed::take() {
   return std::move(delivery_);
 }
 
-Outcome run(const Spec& spec) {
-  Outcome out;
-  const auto& limits = spec.limits;
-  if (spec.argv.empty() || spec.argv[0].empty() || spec.argv[0][0] != '/') {
-    out.setup_error = "argv[0] must be an absolute path inside the sandbox";
-    return out;
-  }
-  if (spec.result_fd >= 0 && spec.result_fd <= 2) {
-    out.setup_error = "result_fd must be -1 or >= 3, not " + std::to_string(spec.result_fd);
-    return out;
-  }
-  const bool real_root = ::geteuid() == 0;
+namespace {
 
-  ChildPlan plan;
+// A spec the child cannot run: the reason, else empty.
+std::string spec_error(const Spec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty() || spec.argv[0][0] != '/')
+    return "argv[0] must be an absolute path inside the sandbox";
+  if (spec.result_fd >= 0 && spec.result_fd <= 2)
+    return "result_fd must be -1 or >= 3, not " + std::to_string(spec.result_fd);
+  return {};
+}
+
+// What the child does, from the spec: ids, rlimits, command, environment, mounts, seccomp.
+bool plan_child(const Spec& spec, bool real_root, ChildPlan& plan, Outcome& out) {
+  const auto& limits = spec.limits;
   plan.real_root = real_root;
   plan.inside_id = kInsideId;
   plan.fallback_id = kOutsideId;
@@ -502,7 +502,7 @@ Outcome run(const Spec& spec) {
   plan.argv.push_back(nullptr);
   for (const auto& var : spec.env) plan.envp.push_back(const_cast<char*>(var.c_str()));
   plan.envp.push_back(nullptr);
-  if (!plan_mounts(spec, plan, out)) return out;
+  if (!plan_mounts(spec, plan, out)) return false;
 
   std::string seccomp_error;
   if (!build_seccomp_filter(plan.seccomp, seccomp_error)) {
@@ -510,285 +510,334 @@ Outcome run(const Spec& spec) {
     out.warnings.push_back("seccomp filter unavailable (" + seccomp_error +
                            "): syscalls are not filtered");
   }
+  return true;
+}
 
-  const char* tmp_base = std::getenv("TMPDIR");
-  TempDir root_dir(tmp_base != nullptr && tmp_base[0] == '/' ? tmp_base : "/tmp", "kj-root-");
-  if (root_dir.path().empty()) {
-    out.setup_error = "cannot create the mount point of the new root: " + errno_text();
-    return out;
-  }
-  plan.root_dir = root_dir.path();
-
-  RunCgroups cgroups(limits.memory_bytes, limits.max_processes, out.warnings);
-  if (!cgroups.caps_processes()) {
-    plan.processes = static_cast<rlim_t>(std::max(limits.max_processes, 1));
-    out.warnings.push_back(
-        "process count capped with RLIMIT_NPROC only (per uid, not per run): no pids cgroup");
-  }
-
+// The pipes between the supervisor and the child: control messages, the go byte, stdin,
+// stdout, stderr and the result fd (when the spec asks for one).
+struct RunPipes {
   Pipe ctl, go, in, stdout_pipe, stderr_pipe, result;
-  if (!make_pipe(ctl) || !make_pipe(go) || !make_pipe(in) || !make_pipe(stdout_pipe) ||
-      !make_pipe(stderr_pipe) || (spec.result_fd >= 0 && !make_pipe(result))) {
-    out.setup_error = "pipe: " + errno_text();
-    return out;
-  }
-  plan.ctl_write = ctl.write.get();
-  plan.go_read = go.read.get();
-  plan.stdin_read = in.read.get();
-  plan.stdout_write = stdout_pipe.write.get();
-  plan.stderr_write = stderr_pipe.write.get();
-  plan.result_write = result.write.get();
 
-  StackMapping stack(kInitStackBytes);
-  if (!stack.ok()) {
-    out.setup_error = "mmap init stack: " + errno_text();
-    return out;
+  bool open(const Spec& spec, ChildPlan& plan) {
+    if (!make_pipe(ctl) || !make_pipe(go) || !make_pipe(in) || !make_pipe(stdout_pipe) ||
+        !make_pipe(stderr_pipe) || (spec.result_fd >= 0 && !make_pipe(result))) {
+      return false;
+    }
+    plan.ctl_write = ctl.write.get();
+    plan.go_read = go.read.get();
+    plan.stdin_read = in.read.get();
+    plan.stdout_write = stdout_pipe.write.get();
+    plan.stderr_write = stderr_pipe.write.get();
+    plan.result_write = result.write.get();
+    return true;
   }
-  SigpipeBlock sigpipe_block;
+  // Once the child holds them: the supervisor keeps only its own ends.
+  void close_child_ends() {
+    ctl.write.reset();
+    go.read.reset();
+    in.read.reset();
+    stdout_pipe.write.reset();
+    stderr_pipe.write.reset();
+    result.write.reset();
+  }
+};
 
-  // Mount and pid namespaces are required; the others degrade with a warning.
+// Clones the sandbox init into new namespaces. Mount and pid namespaces are required; the
+// others degrade with a warning. -1 with out.setup_error set when no clone worked.
+pid_t clone_init(const Spec& spec, bool real_root, ChildPlan& plan, StackMapping& stack,
+                 Outcome& out) {
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
   if (!spec.network && spec.network_namespace_fd < 0) flags |= CLONE_NEWNET;
   if (!real_root) flags |= CLONE_NEWUSER;
   plan.new_uts = true;
-  const auto clone_start = Clock::now();
   pid_t pid = ::clone(sandbox_init_main, stack.top(), flags, &plan);
-  if (pid < 0) {
-    const int first_error = errno;
-    flags &= ~(CLONE_NEWIPC | CLONE_NEWUTS);
-    plan.new_uts = false;
+  if (pid >= 0) return pid;
+  const int first_error = errno;
+  flags &= ~(CLONE_NEWIPC | CLONE_NEWUTS);
+  plan.new_uts = false;
+  pid = ::clone(sandbox_init_main, stack.top(), flags, &plan);
+  if (pid >= 0)
+    out.warnings.push_back("ipc/uts namespaces unavailable (" + errno_text(first_error) +
+                           "): System V IPC and hostname are shared with the host");
+  if (pid < 0 && (flags & CLONE_NEWNET) != 0) {
+    flags &= ~CLONE_NEWNET;
     pid = ::clone(sandbox_init_main, stack.top(), flags, &plan);
     if (pid >= 0)
-      out.warnings.push_back("ipc/uts namespaces unavailable (" + errno_text(first_error) +
-                             "): System V IPC and hostname are shared with the host");
-    if (pid < 0 && (flags & CLONE_NEWNET) != 0) {
-      flags &= ~CLONE_NEWNET;
-      pid = ::clone(sandbox_init_main, stack.top(), flags, &plan);
-      if (pid >= 0)
-        out.warnings.push_back("network namespace unavailable (" + errno_text(first_error) +
-                               "): the sandbox shares the host network");
-    }
-    if (pid < 0) {
-      out.setup_error = std::string("clone with new ") + (real_root ? "" : "user, ") +
-                        "mount and pid namespaces: " + errno_text(first_error) +
-                        (real_root ? "" : " (not root and no user namespaces: cannot isolate)");
-      return out;
-    }
+      out.warnings.push_back("network namespace unavailable (" + errno_text(first_error) +
+                             "): the sandbox shares the host network");
   }
-  InitProcess init(pid);
-  ctl.write.reset();
-  go.read.reset();
-  in.read.reset();
-  stdout_pipe.write.reset();
-  stderr_pipe.write.reset();
-  result.write.reset();
-
-  cgroups.attach(pid, out.warnings);
-  if (!real_root) {
-    std::string error;
-    if (!write_id_maps(pid, ::getuid(), ::getgid(), error)) {
-      out.setup_error = "user namespace maps: " + error;
-      return out;  // InitProcess kills the child
-    }
+  if (pid < 0) {
+    out.setup_error = std::string("clone with new ") + (real_root ? "" : "user, ") +
+                      "mount and pid namespaces: " + errno_text(first_error) +
+                      (real_root ? "" : " (not root and no user namespaces: cannot isolate)");
   }
-  auto send_go = [&](char byte) {
-    [[maybe_unused]] const ssize_t n = ::write(go.write.get(), &byte, 1);
-  };
-  send_go(kGo);
+  return pid;
+}
 
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  Capture captures[3];
-  captures[0] = {std::move(stdout_pipe.read), &out.stdout_data, &out.stdout_truncated,
-                 limits.output_bytes, true};
-  captures[1] = {std::move(stderr_pipe.read), &out.stderr_data, &out.stderr_truncated,
-                 limits.output_bytes, true};
-  captures[2] = {std::move(result.read), &out.result_data, &out.result_truncated,
-                 limits.result_bytes, false};
-  for (auto& capture : captures)
-    if (capture.fd) set_nonblocking(capture.fd.get());
-  set_nonblocking(ctl.read.get());
-  UniqueFd stdin_fd = std::move(in.write);
-  set_nonblocking(stdin_fd.get());
-  std::size_t stdin_offset = 0;
-  StdinFeed* const feed = spec.stdin_feed.get();
-  bool awaiting_feed = feed != nullptr && feed->wait_fd() >= 0;
-  std::string stdin_data = feed != nullptr ? std::string() : spec.stdin_data;
-  if (stdin_data.empty() && !awaiting_feed) stdin_fd.reset();
+// How the target ended, as the supervision saw it.
+struct TargetEnd {
+  bool started = false;      // the target was exec'd
+  bool have_status = false;  // the init reported the target's wait status
+  int status = 0;
+  bool any_sigsys = false;  // some process of the tree was killed by SIGSYS
+  Clock::time_point clone_start;
+  Clock::time_point start, end;  // the wall clock's span, once started
+};
 
-  std::string ctl_buffer;
-  bool started = false;
-  bool have_status = false;
-  int target_status = 0;
-  bool any_sigsys = false;
-  auto exec_time = clone_start;
-  auto end_time = clone_start;
-  Clock::time_point wall_deadline = Clock::time_point::max();
-  const auto setup_deadline = clone_start + kSetupTimeout;
-  auto next_cpu_check = clone_start;
-  const auto cpu_limit_ns =
-      static_cast<std::uint64_t>(std::chrono::nanoseconds(limits.cpu).count());
-  std::optional<Clock::time_point> reaped_at;
+// Watches one run from the go byte until the tree is gone: control messages, output captures,
+// stdin (given or fed later), cancellation, and the setup, wall and CPU limits.
+class Supervision {
+ public:
+  Supervision(const Spec& spec, RunPipes& pipes, InitProcess& init, RunCgroups& cgroups,
+              Clock::time_point clone_start, Outcome& out)
+      : spec_(spec),
+        limits_(spec.limits),
+        out_(out),
+        init_(init),
+        cgroups_(cgroups),
+        ctl_(std::move(pipes.ctl.read)),
+        go_(std::move(pipes.go.write)),
+        stdin_fd_(std::move(pipes.in.write)),
+        feed_(spec.stdin_feed.get()),
+        setup_deadline_(clone_start + kSetupTimeout),
+        next_cpu_check_(clone_start),
+        cpu_limit_ns_(
+            static_cast<std::uint64_t>(std::chrono::nanoseconds(spec.limits.cpu).count())) {
+    end_.clone_start = end_.start = end_.end = clone_start;
+    captures_[0] = {std::move(pipes.stdout_pipe.read), &out.stdout_data, &out.stdout_truncated,
+                    limits_.output_bytes, true};
+    captures_[1] = {std::move(pipes.stderr_pipe.read), &out.stderr_data, &out.stderr_truncated,
+                    limits_.output_bytes, true};
+    captures_[2] = {std::move(pipes.result.read), &out.result_data, &out.result_truncated,
+                    limits_.result_bytes, false};
+    for (auto& capture : captures_)
+      if (capture.fd) set_nonblocking(capture.fd.get());
+    set_nonblocking(ctl_.get());
+    set_nonblocking(stdin_fd_.get());
+    awaiting_feed_ = feed_ != nullptr && feed_->wait_fd() >= 0;
+    stdin_data_ = feed_ != nullptr ? std::string() : spec.stdin_data;
+    if (stdin_data_.empty() && !awaiting_feed_) stdin_fd_.reset();
+  }
 
-  auto kill_tree = [&](LimitHit reason) {
-    if (out.limit == LimitHit::none && reason != LimitHit::none) out.limit = reason;
-    init.kill();
-  };
-  auto handle_message = [&](char type, const std::string& text) {
-    switch (type) {
-      case msg::warning:
-        out.warnings.push_back(text);
-        break;
-      case msg::error:
-        if (out.setup_error.empty()) out.setup_error = "sandbox setup: " + text;
-        init.kill();
-        break;
-      case msg::need_idmap: {
-        std::string error;
-        if (write_id_maps(pid, kOutsideId, kOutsideId, error)) {
-          send_go(kGo);
-        } else {
-          out.setup_error = "user namespace maps: " + error;
-          send_go(kIdmapFailed);
-        }
-        break;
-      }
-      case msg::exec_start:
-        started = true;
-        // A warm start's wall clock starts with its input, not here.
-        if (feed == nullptr) {
-          exec_time = Clock::now();
-          wall_deadline = exec_time + limits.wall;
-        }
-        break;
-      case msg::status: {
-        int sigsys = 0;
-        if (std::sscanf(text.c_str(), "%d %d", &target_status, &sigsys) == 2) {
-          have_status = true;
-          any_sigsys = sigsys != 0;
-        }
-        break;
-      }
-      default:
-        break;
-    }
-  };
-  auto read_ctl = [&] {
-    char buffer[4096];
+  void send_go(char byte) { [[maybe_unused]] const ssize_t n = ::write(go_.get(), &byte, 1); }
+
+  // Runs until the init is reaped and every pipe closed; the tree is gone when it returns.
+  TargetEnd wait() {
+    pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, init_.pid(), 0)));
     for (;;) {
-      const ssize_t n = ::read(ctl.read.get(), buffer, sizeof(buffer));
-      if (n > 0) {
-        ctl_buffer.append(buffer, static_cast<std::size_t>(n));
-        continue;
+      if (!init_.reaped()) enforce_limits(Clock::now());
+      if (init_.try_reap() && !reaped_at_) {
+        reaped_at_ = Clock::now();
+        end_.end = *reaped_at_;
       }
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) ctl.read.reset();
-      break;
+      if (tree_gone()) break;
+      std::vector<pollfd> fds = poll_set();
+      const int rc = ::poll(fds.data(), fds.size(), poll_timeout_ms());
+      if (rc < 0 && errno != EINTR) break;
+      serve();
     }
-    while (ctl_buffer.size() >= 3) {
-      const std::size_t len = (static_cast<unsigned char>(ctl_buffer[1]) << 8) |
-                              static_cast<unsigned char>(ctl_buffer[2]);
-      if (ctl_buffer.size() < 3 + len) break;
-      const char type = ctl_buffer[0];
-      const std::string text = ctl_buffer.substr(3, len);
-      ctl_buffer.erase(0, 3 + len);
-      handle_message(type, text);
+    if (!init_.reaped()) {  // poll failed: do not leave the tree behind
+      init_.kill();
+      while (!init_.try_reap()) ::usleep(1000);
+      end_.end = Clock::now();
     }
-  };
+    return end_;
+  }
 
-  for (;;) {
-    const auto now = Clock::now();
-    if (!init.reaped()) {
-      if (started && now >= wall_deadline) kill_tree(LimitHit::wall_time);
-      if (!started && now >= setup_deadline && out.setup_error.empty()) {
-        out.setup_error = "sandbox setup did not finish within 30 s";
-        init.kill();
-      }
-      if (started && now >= next_cpu_check) {
-        next_cpu_check = now + kCpuPollInterval;
-        if (auto cpu = cgroups.cpu_ns(); cpu && *cpu > cpu_limit_ns) kill_tree(LimitHit::cpu_time);
-      }
-    }
-    if (init.try_reap() && !reaped_at) {
-      reaped_at = Clock::now();
-      end_time = *reaped_at;
-    }
-    bool all_closed = !ctl.read;
-    for (const auto& capture : captures) all_closed = all_closed && capture.eof();
-    // Once init is gone every writer is gone; a brief grace covers concurrent clones that
-    // hold copies of our pipes for an instant.
-    if (reaped_at && (all_closed || Clock::now() - *reaped_at > std::chrono::seconds(2))) break;
+ private:
+  void kill_tree(LimitHit reason) {
+    if (out_.limit == LimitHit::none && reason != LimitHit::none) out_.limit = reason;
+    init_.kill();
+  }
 
+  void enforce_limits(Clock::time_point now) {
+    if (end_.started && now >= wall_deadline_) kill_tree(LimitHit::wall_time);
+    if (!end_.started && now >= setup_deadline_ && out_.setup_error.empty()) {
+      out_.setup_error = "sandbox setup did not finish within 30 s";
+      init_.kill();
+    }
+    if (end_.started && now >= next_cpu_check_) {
+      next_cpu_check_ = now + kCpuPollInterval;
+      if (auto cpu = cgroups_.cpu_ns(); cpu && *cpu > cpu_limit_ns_) kill_tree(LimitHit::cpu_time);
+    }
+  }
+
+  // Once init is gone every writer is gone; a brief grace covers concurrent clones that hold
+  // copies of our pipes for an instant.
+  bool tree_gone() const {
+    if (!reaped_at_) return false;
+    bool all_closed = !ctl_;
+    for (const auto& capture : captures_) all_closed = all_closed && capture.eof();
+    return all_closed || Clock::now() - *reaped_at_ > std::chrono::seconds(2);
+  }
+
+  std::vector<pollfd> poll_set() const {
     std::vector<pollfd> fds;
-    if (ctl.read) fds.push_back({ctl.read.get(), POLLIN, 0});
-    for (const auto& capture : captures)
+    if (ctl_) fds.push_back({ctl_.get(), POLLIN, 0});
+    for (const auto& capture : captures_)
       if (capture.fd) fds.push_back({capture.fd.get(), POLLIN, 0});
-    if (stdin_fd && !awaiting_feed) fds.push_back({stdin_fd.get(), POLLOUT, 0});
-    if (awaiting_feed) fds.push_back({feed->wait_fd(), POLLIN, 0});
-    if (spec.cancel && !out.cancelled) fds.push_back({spec.cancel->wait_fd(), POLLIN, 0});
-    if (pidfd && !init.reaped()) fds.push_back({pidfd.get(), POLLIN, 0});
+    if (stdin_fd_ && !awaiting_feed_) fds.push_back({stdin_fd_.get(), POLLOUT, 0});
+    if (awaiting_feed_) fds.push_back({feed_->wait_fd(), POLLIN, 0});
+    if (spec_.cancel && !out_.cancelled) fds.push_back({spec_.cancel->wait_fd(), POLLIN, 0});
+    if (pidfd_ && !init_.reaped()) fds.push_back({pidfd_.get(), POLLIN, 0});
+    return fds;
+  }
 
-    auto wake = Clock::now() + std::chrono::milliseconds(pidfd ? 1000 : 10);
-    if (!init.reaped()) {
-      wake = std::min(wake, started ? wall_deadline : setup_deadline);
-      if (started) wake = std::min(wake, next_cpu_check);
+  // Until the next deadline; without a pidfd, short polls notice the init's exit.
+  int poll_timeout_ms() const {
+    auto wake = Clock::now() + std::chrono::milliseconds(pidfd_ ? 1000 : 10);
+    if (!init_.reaped()) {
+      wake = std::min(wake, end_.started ? wall_deadline_ : setup_deadline_);
+      if (end_.started) wake = std::min(wake, next_cpu_check_);
     } else {
       wake = std::min(wake, Clock::now() + std::chrono::milliseconds(10));
     }
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
                              wake - Clock::now() + std::chrono::microseconds(999))
                              .count();
-    const int rc = ::poll(fds.data(), fds.size(),
-                          static_cast<int>(std::clamp<long long>(timeout, 0, INT_MAX)));
-    if (rc < 0 && errno != EINTR) break;
+    return static_cast<int>(std::clamp<long long>(timeout, 0, INT_MAX));
+  }
 
-    if (ctl.read) read_ctl();
-    if (spec.cancel && !out.cancelled && !init.reaped() && spec.cancel->cancelled()) {
-      out.cancelled = true;
+  // Everything that may be ready after a poll.
+  void serve() {
+    if (ctl_) read_ctl();
+    if (spec_.cancel && !out_.cancelled && !init_.reaped() && spec_.cancel->cancelled()) {
+      out_.cancelled = true;
       kill_tree(LimitHit::none);
     }
-    for (auto& capture : captures)
+    for (auto& capture : captures_)
       if (drain(capture) && capture.output_limit) kill_tree(LimitHit::output);
-    if (awaiting_feed) {
-      if (auto delivery = feed->take()) {
-        awaiting_feed = false;
-        if (delivery->abandoned) {
-          out.abandoned = true;
-          kill_tree(LimitHit::none);  // stdin stays open: EOF must not reach the target first
-        } else {
-          stdin_data = std::move(delivery->data);
-          exec_time = Clock::now();
-          wall_deadline = exec_time + delivery->wall;
-          if (stdin_data.empty()) stdin_fd.reset();
-        }
-      }
-    }
-    if (stdin_fd && !awaiting_feed && !out.abandoned) {
-      while (stdin_offset < stdin_data.size()) {
-        const ssize_t n = ::write(stdin_fd.get(), stdin_data.data() + stdin_offset,
-                                  stdin_data.size() - stdin_offset);
-        if (n > 0) {
-          stdin_offset += static_cast<std::size_t>(n);
-          continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        stdin_offset = stdin_data.size();  // EPIPE: the child closed its stdin
-      }
-      if (stdin_offset >= stdin_data.size()) stdin_fd.reset();
-    }
-  }
-  if (!init.reaped()) {  // poll failed: do not leave the tree behind
-    init.kill();
-    while (!init.try_reap()) ::usleep(1000);
-    end_time = Clock::now();
+    if (awaiting_feed_) take_feed();
+    if (stdin_fd_ && !awaiting_feed_ && !out_.abandoned) write_stdin();
   }
 
-  out.started = out.setup_error.empty() && started;
-  if (out.setup_error.empty() && !started)
+  void read_ctl() {
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::read(ctl_.get(), buffer, sizeof(buffer));
+      if (n > 0) {
+        ctl_buffer_.append(buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) ctl_.reset();
+      break;
+    }
+    while (ctl_buffer_.size() >= 3) {
+      const std::size_t len = (static_cast<unsigned char>(ctl_buffer_[1]) << 8) |
+                              static_cast<unsigned char>(ctl_buffer_[2]);
+      if (ctl_buffer_.size() < 3 + len) break;
+      const char type = ctl_buffer_[0];
+      const std::string text = ctl_buffer_.substr(3, len);
+      ctl_buffer_.erase(0, 3 + len);
+      handle_message(type, text);
+    }
+  }
+
+  void handle_message(char type, const std::string& text) {
+    switch (type) {
+      case msg::warning:
+        out_.warnings.push_back(text);
+        break;
+      case msg::error:
+        if (out_.setup_error.empty()) out_.setup_error = "sandbox setup: " + text;
+        init_.kill();
+        break;
+      case msg::need_idmap: {
+        std::string error;
+        if (write_id_maps(init_.pid(), kOutsideId, kOutsideId, error)) {
+          send_go(kGo);
+        } else {
+          out_.setup_error = "user namespace maps: " + error;
+          send_go(kIdmapFailed);
+        }
+        break;
+      }
+      case msg::exec_start:
+        end_.started = true;
+        // A warm start's wall clock starts with its input, not here.
+        if (feed_ == nullptr) start_wall_clock(limits_.wall);
+        break;
+      case msg::status: {
+        int sigsys = 0;
+        if (std::sscanf(text.c_str(), "%d %d", &end_.status, &sigsys) == 2) {
+          end_.have_status = true;
+          end_.any_sigsys = sigsys != 0;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  void start_wall_clock(std::chrono::milliseconds wall) {
+    end_.start = Clock::now();
+    wall_deadline_ = end_.start + wall;
+  }
+
+  void take_feed() {
+    auto delivery = feed_->take();
+    if (!delivery) return;
+    awaiting_feed_ = false;
+    if (delivery->abandoned) {
+      out_.abandoned = true;
+      kill_tree(LimitHit::none);  // stdin stays open: EOF must not reach the target first
+      return;
+    }
+    stdin_data_ = std::move(delivery->data);
+    start_wall_clock(delivery->wall);
+    if (stdin_data_.empty()) stdin_fd_.reset();
+  }
+
+  void write_stdin() {
+    while (stdin_offset_ < stdin_data_.size()) {
+      const ssize_t n = ::write(stdin_fd_.get(), stdin_data_.data() + stdin_offset_,
+                                stdin_data_.size() - stdin_offset_);
+      if (n > 0) {
+        stdin_offset_ += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      stdin_offset_ = stdin_data_.size();  // EPIPE: the child closed its stdin
+    }
+    if (stdin_offset_ >= stdin_data_.size()) stdin_fd_.reset();
+  }
+
+  const Spec& spec_;
+  const Limits& limits_;
+  Outcome& out_;
+  InitProcess& init_;
+  RunCgroups& cgroups_;
+  UniqueFd ctl_;
+  UniqueFd go_;
+  UniqueFd stdin_fd_;
+  UniqueFd pidfd_;
+  Capture captures_[3];
+  StdinFeed* const feed_;
+  bool awaiting_feed_ = false;
+  std::string stdin_data_;
+  std::size_t stdin_offset_ = 0;
+  std::string ctl_buffer_;
+  TargetEnd end_;
+  Clock::time_point wall_deadline_ = Clock::time_point::max();
+  const Clock::time_point setup_deadline_;
+  Clock::time_point next_cpu_check_;
+  const std::uint64_t cpu_limit_ns_;
+  std::optional<Clock::time_point> reaped_at_;
+};
+
+// The outcome's measurements and limit from how the target ended, the init's rusage and the
+// run's cgroups.
+void collect_outcome(const TargetEnd& end, const InitProcess& init, RunCgroups& cgroups,
+                     const Limits& limits, Outcome& out) {
+  out.started = out.setup_error.empty() && end.started;
+  if (out.setup_error.empty() && !end.started)
     out.setup_error = "the sandbox init exited before starting the target (status " +
                       std::to_string(init.status()) + ")";
   out.wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      end_time - (started ? exec_time : clone_start));
+      end.end - (end.started ? end.start : end.clone_start));
 
   const rusage& usage = init.usage();
   if (auto cpu = cgroups.cpu_ns()) {
@@ -802,15 +851,15 @@ Outcome run(const Spec& spec) {
   else
     out.peak_memory_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
 
-  if (have_status) {
-    if (WIFEXITED(target_status)) out.exit_code = WEXITSTATUS(target_status);
-    if (WIFSIGNALED(target_status)) out.signal = WTERMSIG(target_status);
+  if (end.have_status) {
+    if (WIFEXITED(end.status)) out.exit_code = WEXITSTATUS(end.status);
+    if (WIFSIGNALED(end.status)) out.signal = WTERMSIG(end.status);
   } else if (WIFSIGNALED(init.status())) {
     out.signal = WTERMSIG(init.status());  // the tree died with its init (our kill or the OOM)
   } else if (WIFEXITED(init.status())) {
     out.exit_code = WEXITSTATUS(init.status());
   }
-  out.seccomp_violation = (out.signal && *out.signal == SIGSYS) || any_sigsys;
+  out.seccomp_violation = (out.signal && *out.signal == SIGSYS) || end.any_sigsys;
   out.memory_cap_reached = cgroups.memory_limit_reached() || cgroups.oom_killed();
 
   if (out.limit == LimitHit::none && out.started) {
@@ -827,6 +876,61 @@ Outcome run(const Spec& spec) {
     else if (cgroups.process_limit_reached())
       out.limit = LimitHit::processes;
   }
+}
+
+}  // namespace
+
+Outcome run(const Spec& spec) {
+  Outcome out;
+  out.setup_error = spec_error(spec);
+  if (!out.setup_error.empty()) return out;
+  const bool real_root = ::geteuid() == 0;
+  ChildPlan plan;
+  if (!plan_child(spec, real_root, plan, out)) return out;
+
+  const char* tmp_base = std::getenv("TMPDIR");
+  TempDir root_dir(tmp_base != nullptr && tmp_base[0] == '/' ? tmp_base : "/tmp", "kj-root-");
+  if (root_dir.path().empty()) {
+    out.setup_error = "cannot create the mount point of the new root: " + errno_text();
+    return out;
+  }
+  plan.root_dir = root_dir.path();
+
+  RunCgroups cgroups(spec.limits.memory_bytes, spec.limits.max_processes, out.warnings);
+  if (!cgroups.caps_processes()) {
+    plan.processes = static_cast<rlim_t>(std::max(spec.limits.max_processes, 1));
+    out.warnings.push_back(
+        "process count capped with RLIMIT_NPROC only (per uid, not per run): no pids cgroup");
+  }
+  RunPipes pipes;
+  if (!pipes.open(spec, plan)) {
+    out.setup_error = "pipe: " + errno_text();
+    return out;
+  }
+  StackMapping stack(kInitStackBytes);
+  if (!stack.ok()) {
+    out.setup_error = "mmap init stack: " + errno_text();
+    return out;
+  }
+  SigpipeBlock sigpipe_block;
+
+  const auto clone_start = Clock::now();
+  const pid_t pid = clone_init(spec, real_root, plan, stack, out);
+  if (pid < 0) return out;
+  InitProcess init(pid);
+  pipes.close_child_ends();
+  cgroups.attach(pid, out.warnings);
+  if (!real_root) {
+    std::string error;
+    if (!write_id_maps(pid, ::getuid(), ::getgid(), error)) {
+      out.setup_error = "user namespace maps: " + error;
+      return out;  // InitProcess kills the child
+    }
+  }
+  Supervision supervision(spec, pipes, init, cgroups, clone_start, out);
+  supervision.send_go(kGo);
+  const TargetEnd end = supervision.wait();
+  collect_outcome(end, init, cgroups, spec.limits, out);
   if (!out.warnings.empty())
     spdlog::debug("sandbox run of {} degraded: {}", spec.argv[0], out.warnings.front());
   return out;

@@ -509,62 +509,22 @@ class Pages {
   }
 
   static std::string step_chart(const std::vector<const store::Submission*>& points) {
-    constexpr double kWidth = 640, kHeight = 220, kLeft = 80, kRight = 20, kTop = 15, kBottom = 35;
-    std::vector<std::pair<double, double>> best;  // (seconds since the first, best score so far)
+    markup::ScoreChart chart;
+    chart.css_class = "chart";
+    chart.width = 640;
+    chart.height = 220;
+    chart.score_label = format_seconds;
     const auto first = points.front()->created_at;
-    double low = *points.front()->score, high = low;
+    chart.time_label = [first](double t) {
+      return format_time(first + std::chrono::microseconds(std::llround(t * 1e6)));
+    };
     for (const auto* s : points) {
-      const double t = std::chrono::duration<double>(s->created_at - first).count();
-      const double score = best.empty() ? *s->score : std::min(best.back().second, *s->score);
-      best.emplace_back(t, score);
-      low = std::min(low, score);
-      high = std::max(high, score);
+      chart.points.push_back({std::chrono::duration<double>(s->created_at - first).count(),
+                              *s->score,
+                              "#" + std::to_string(s->id) + " " + format_time(s->created_at) +
+                                  ": " + format_seconds(*s->score)});
     }
-    if (high - low < high * 1e-6) {
-      low *= 0.9;
-      high *= 1.1;
-    }
-    const double span = std::max(best.back().first, 1e-9);
-    auto x = [&](double t) {
-      return points.size() == 1 ? kLeft + (kWidth - kLeft - kRight) / 2
-                                : kLeft + t / span * (kWidth - kLeft - kRight);
-    };
-    auto y = [&](double v) {
-      return kTop + (high - v) / (high - low) * (kHeight - kTop - kBottom);
-    };
-    std::string path;
-    for (std::size_t i = 0; i < best.size(); ++i) {
-      if (i > 0)
-        path += format_number(" %.1f,", x(best[i].first)) +
-                format_number("%.1f", y(best[i - 1].second));
-      path += format_number(" %.1f,", x(best[i].first)) + format_number("%.1f", y(best[i].second));
-    }
-    std::string svg = format_number("<svg class=\"chart\" width=\"%.0f\"", kWidth) +
-                      format_number(" height=\"%.0f\"", kHeight) +
-                      " role=\"img\" aria-label=\"best score over time\" "
-                      "xmlns=\"http://www.w3.org/2000/svg\">";
-    svg +=
-        "<polyline fill=\"none\" stroke=\"#1a73e8\" stroke-width=\"2\" points=\"" + path + "\"/>";
-    for (std::size_t i = 0; i < best.size(); ++i) {
-      svg += format_number("<circle cx=\"%.1f\"", x(best[i].first)) +
-             format_number(" cy=\"%.1f\" r=\"3\" fill=\"#1a73e8\"><title>", y(best[i].second)) +
-             "#" + std::to_string(points[i]->id) + " " + time_text(points[i]->created_at) + ": " +
-             escape_html(format_seconds(*points[i]->score)) + "</title></circle>";
-    }
-    auto label = [&](double px, double py, const char* anchor, const std::string& text) {
-      return format_number("<text x=\"%.1f\"", px) + format_number(" y=\"%.1f\"", py) +
-             " font-size=\"12\" text-anchor=\"" + anchor + "\">" + escape_html(text) + "</text>";
-    };
-    svg += label(kLeft - 6, kTop + 4, "end", format_seconds(high));
-    svg += label(kLeft - 6, kHeight - kBottom, "end", format_seconds(low));
-    svg += label(kLeft, kHeight - 10, "start", format_time(first));
-    if (points.size() > 1) {
-      svg += label(kWidth - kRight, kHeight - 10, "end", format_time(points.back()->created_at));
-    }
-    svg += format_number("<line x1=\"%.0f\"", kLeft) + format_number(" y1=\"%.0f\"", kTop) +
-           format_number(" x2=\"%.0f\"", kLeft) +
-           format_number(" y2=\"%.0f\" stroke=\"#5f6b7a\"/>", kHeight - kBottom);
-    return svg + "</svg>";
+    return markup::score_chart_svg(chart);
   }
 
   static std::string csp(const std::string& nonce) {

@@ -79,10 +79,7 @@ std::string trimmed(std::string message) {
   return message;
 }
 
-struct ClearResult {
-  void operator()(PGresult* result) const { libpq().clear(result); }
-};
-using Result = std::unique_ptr<PGresult, ClearResult>;
+using Result = std::unique_ptr<PGresult, decltype(Libpq::clear)>;
 
 // A result's rows, read forward. Values come as text; booleans as t/f, bytea as hex.
 class PgRows final : public SqlRows {
@@ -218,7 +215,7 @@ class PostgresConnection final : public SqlConnection {
   // Throws SqlError unless the command succeeded.
   Result checked(PGresult* raw) {
     const auto& lib = libpq();
-    Result result(raw);
+    Result result(raw, lib.clear);
     const ExecStatusType status = raw != nullptr ? lib.result_status(raw) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
     const std::string message = trimmed(raw != nullptr ? lib.result_error_message(raw)
@@ -233,10 +230,7 @@ class PostgresConnection final : public SqlConnection {
                                                   : SqlError::Kind::other);
   }
 
-  struct Finish {
-    void operator()(PGconn* connection) const { libpq().finish(connection); }
-  };
-  std::unique_ptr<PGconn, Finish> connection_;
+  std::unique_ptr<PGconn, decltype(Libpq::finish)> connection_{nullptr, libpq().finish};
   std::unordered_map<std::string, std::string> statement_names_;  // by SQL text
 };
 

@@ -146,19 +146,14 @@ class SqliteConnection final : public SqlConnection {
     sqlite3_stmt* statement = nullptr;
     const int code = sqlite3_prepare_v3(db_.get(), text.c_str(), -1, SQLITE_PREPARE_PERSISTENT,
                                         &statement, nullptr);
-    std::unique_ptr<sqlite3_stmt, Finalize> owned(statement);
+    Statement owned(statement, sqlite3_finalize);
     check(db_.get(), code, "prepare");
     return statements_.emplace(std::string(sql), std::move(owned)).first->second.get();
   }
 
-  struct Close {
-    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-  };
-  struct Finalize {
-    void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
-  };
-  std::unique_ptr<sqlite3, Close> db_;
-  std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
+  using Statement = std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)>;
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close_v2)> db_{nullptr, sqlite3_close_v2};
+  std::unordered_map<std::string, Statement> statements_;
 };
 
 // Wakes the workers of this process when a job is queued in a SQLite database they share: one

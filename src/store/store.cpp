@@ -3,7 +3,6 @@
 // dialect's (detail/dialect.h).
 #include "store/store.h"
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -73,10 +72,6 @@ std::vector<unsigned char> random_bytes(std::size_t count) {
     throw std::runtime_error("the random number generator failed");
   }
   return bytes;
-}
-
-bool equal_digests(const Sha256& a, std::string_view b) {
-  return b.size() == a.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::string quoted(std::string_view name) { return "'" + std::string(name) + "'"; }
@@ -154,42 +149,28 @@ class SqlStore final : public Store {
 
   std::vector<Leaderboard> list_leaderboards(bool include_hidden) override {
     return guarded("list_leaderboards", [&] {
-      const auto ids = db().all(
-          "SELECT id FROM leaderboards WHERE CAST($1 AS INTEGER) = 1 OR visibility = 'public' "
-          "ORDER BY name",
-          {include_hidden}, [](const SqlRows& row) { return row.int64(0); });
-      std::vector<Leaderboard> leaderboards;
-      for (Id id : ids) leaderboards.push_back(*leaderboard_where("id = $1", id));
-      return leaderboards;
+      return leaderboards_where("CAST($1 AS INTEGER) = 1 OR visibility = 'public'", include_hidden);
     });
   }
 
   void set_leaderboard_deadline(std::string_view name, std::optional<Time> deadline) override {
     guarded("set_leaderboard_deadline", [&] {
-      if (db().exec("UPDATE leaderboards SET deadline = $2 WHERE name = $1", {name, deadline}) !=
-          1) {
-        throw unknown_leaderboard("set_leaderboard_deadline", name);
-      }
+      update_leaderboard("set_leaderboard_deadline", "deadline = $2", {name, deadline});
     });
   }
 
   void set_leaderboard_visibility(std::string_view name, Visibility visibility) override {
     guarded("set_leaderboard_visibility", [&] {
-      if (db().exec("UPDATE leaderboards SET visibility = $2 WHERE name = $1",
-                    {name, to_string(visibility)}) != 1) {
-        throw unknown_leaderboard("set_leaderboard_visibility", name);
-      }
+      update_leaderboard("set_leaderboard_visibility", "visibility = $2",
+                         {name, to_string(visibility)});
     });
   }
 
   Leaderboard sync_leaderboard(std::string_view name, std::string_view task_yaml,
                                std::string_view description) override {
     return in_transaction("sync_leaderboard", [&] {
-      if (db().exec("UPDATE leaderboards SET task_yaml = $2, description = $3, synced_at = $4 "
-                    "WHERE name = $1",
-                    {name, task_yaml, description, options_.now()}) != 1) {
-        throw unknown_leaderboard("sync_leaderboard", name);
-      }
+      update_leaderboard("sync_leaderboard", "task_yaml = $2, description = $3, synced_at = $4",
+                         {name, task_yaml, description, options_.now()});
       return *leaderboard_where("name = $1", name);
     });
   }
@@ -226,29 +207,25 @@ class SqlStore final : public Store {
 
   IssuedToken create_token(Id user_id, std::string_view label) override {
     return in_transaction("create_token", [&] {
-      require_user("create_token", user_id);
+      require_row("create_token", "users", "user", user_id);
       auto bytes = random_bytes(32);
       IssuedToken issued;
       issued.token = "kj_" + to_hex(bytes);
-      auto digest = sha256(issued.token);
       issued.token_id = db().insert(
           "INSERT INTO api_tokens (user_id, token_sha256, label, created_at) VALUES ($1, $2, $3, "
           "$4)",
-          {user_id, digest_bytes(digest), label, options_.now()});
+          {user_id, digest_bytes(sha256(issued.token)), label, options_.now()});
       return issued;
     });
   }
 
   std::optional<User> user_for_token(std::string_view token) override {
-    return guarded("user_for_token", [&]() -> std::optional<User> {
-      auto digest = sha256(token);
-      auto row = db().query(
-          "SELECT u.id, u.name, u.is_admin, u.created_at, t.token_sha256 FROM api_tokens t JOIN "
-          "users u ON u.id = t.user_id WHERE t.token_sha256 = $1 AND t.revoked_at IS NULL",
-          {digest_bytes(digest)});
-      if (!row->next()) return std::nullopt;
-      if (!equal_digests(digest, row->bytes(4))) return std::nullopt;
-      return read_user(*row);
+    // Found by the token's SHA-256: the clear token is never stored or compared.
+    return guarded("user_for_token", [&] {
+      return db().first(
+          "SELECT u.id, u.name, u.is_admin, u.created_at FROM api_tokens t JOIN users u ON u.id = "
+          "t.user_id WHERE t.token_sha256 = $1 AND t.revoked_at IS NULL",
+          {digest_bytes(sha256(token))}, read_user);
     });
   }
 
@@ -276,8 +253,8 @@ class SqlStore final : public Store {
 
   Submission create_submission(const NewSubmission& submission) override {
     return in_transaction("create_submission", [&] {
-      require_user("create_submission", submission.user_id);
-      require_leaderboard("create_submission", submission.leaderboard_id);
+      require_row("create_submission", "users", "user", submission.user_id);
+      require_row("create_submission", "leaderboards", "leaderboard", submission.leaderboard_id);
       const Id code_id = put_code(submission.code, to_hex(sha256(submission.code)));
       const Time now = options_.now();
       const Id id = db().insert(
@@ -382,10 +359,10 @@ class SqlStore final : public Store {
 
   std::map<JobState, int> count_jobs_by_state() override {
     return guarded("count_jobs_by_state", [&] {
-      std::map<JobState, int> counts{{JobState::queued, 0},
-                                     {JobState::running, 0},
-                                     {JobState::done, 0},
-                                     {JobState::failed, 0}};
+      std::map<JobState, int> counts;
+      for (const auto state :
+           {JobState::queued, JobState::running, JobState::done, JobState::failed})
+        counts[state] = 0;
       for (auto rows = db().query("SELECT state, COUNT(*) FROM jobs GROUP BY state");
            rows->next();) {
         counts[state_from_text<JobState>(rows->text(0))] = static_cast<int>(rows->int64(1));
@@ -501,18 +478,13 @@ class SqlStore final : public Store {
           "SELECT name, host, device, gpu_type, gpu_count, state, current_job_id, drain, "
           "started_at, heartbeat_at FROM workers ORDER BY host, name",
           {}, [](const SqlRows& row) {
-            WorkerStatus w;
-            w.name = row.text(0);
-            w.host = row.text(1);
-            w.device = row.text(2);
-            w.gpu_type = row.text(3);
-            w.gpu_count = static_cast<int>(row.int64(4));
-            w.state = row.text(5);
-            w.current_job = row.optional_int64(6);
-            w.drain_requested = row.int64(7) != 0;
-            w.started_at = row.time(8);
-            w.heartbeat_at = row.time(9);
-            return w;
+            return WorkerStatus{{row.text(0), row.text(1), row.text(2), row.text(3),
+                                 static_cast<int>(row.int64(4))},
+                                row.text(5),
+                                row.optional_int64(6),
+                                row.int64(7) != 0,
+                                row.time(8),
+                                row.time(9)};
           });
     });
   }
@@ -572,17 +544,12 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
                              {leaderboard_id, gpu_type});
       std::vector<RankedEntry> entries;
       while (rows->next()) {
-        RankedEntry entry;
-        entry.user_id = rows->int64(0);
-        entry.user_name = rows->text(1);
-        entry.submission_id = rows->int64(2);
-        entry.file_name = rows->text(3);
-        entry.score = rows->real(4);
-        entry.submitted_at = rows->time(5);
-        entry.rank = entries.empty() || entries.back().score != entry.score
-                         ? static_cast<int>(entries.size()) + 1
-                         : entries.back().rank;
-        entries.push_back(std::move(entry));
+        const double score = rows->real(4);
+        const int rank = entries.empty() || entries.back().score != score
+                             ? static_cast<int>(entries.size()) + 1
+                             : entries.back().rank;
+        entries.push_back(RankedEntry{rank, rows->int64(0), rows->text(1), rows->int64(2),
+                                      rows->text(3), score, rows->time(5)});
       }
       return entries;
     });
@@ -695,7 +662,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   int import_one(const ImportedSubmission& s, const std::string& code_sha256, Time now,
                  std::unordered_map<std::string, Id>& users, Id& checked_leaderboard) {
     if (s.leaderboard_id != checked_leaderboard) {
-      require_leaderboard("import_submissions", s.leaderboard_id);
+      require_row("import_submissions", "leaderboards", "leaderboard", s.leaderboard_id);
       checked_leaderboard = s.leaderboard_id;
     }
     auto known = users.find(s.user_name);
@@ -776,6 +743,12 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return StoreError(operation, "no leaderboard named " + quoted(name));
   }
 
+  // UPDATE leaderboards SET `assignments` of the leaderboard named by the first parameter.
+  void update_leaderboard(const char* operation, std::string_view assignments, SqlParams params) {
+    if (db().exec(sql({"UPDATE leaderboards SET ", assignments, " WHERE name = $1"}), params) != 1)
+      throw unknown_leaderboard(operation, std::get<std::string_view>(params.begin()->value()));
+  }
+
   static Bytes digest_bytes(const std::array<unsigned char, 32>& digest) {
     return Bytes{std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size())};
   }
@@ -816,12 +789,12 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     }
   }
 
-  template <typename Key>
-  std::optional<Leaderboard> leaderboard_where(std::string_view where, const Key& key) {
-    auto leaderboard = db().first(
+  // The leaderboards `where` selects ($1: `key`), by name.
+  std::vector<Leaderboard> leaderboards_where(std::string_view where, const SqlParam& key) {
+    auto leaderboards = db().all(
         sql({"SELECT id, name, problem_dir, task_yaml, description, deadline, visibility, "
              "created_at, synced_at FROM leaderboards WHERE ",
-             where}),
+             where, " ORDER BY name"}),
         {key}, [](const SqlRows& row) {
           return Leaderboard{
               row.int64(0), row.text(1),
@@ -830,12 +803,19 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
               {},           visibility_from_string(row.text(6)).value_or(Visibility::hidden),
               row.time(7),  row.time(8)};
         });
-    if (!leaderboard) return std::nullopt;
-    leaderboard->gpu_types =
-        db().all("SELECT gpu_type FROM leaderboard_gpu_types WHERE leaderboard_id = $1",
-                 {leaderboard->id}, [](const SqlRows& row) { return row.text(0); });
-    std::sort(leaderboard->gpu_types.begin(), leaderboard->gpu_types.end());
-    return leaderboard;
+    for (auto& leaderboard : leaderboards) {
+      leaderboard.gpu_types =
+          db().all("SELECT gpu_type FROM leaderboard_gpu_types WHERE leaderboard_id = $1",
+                   {leaderboard.id}, [](const SqlRows& row) { return row.text(0); });
+      std::sort(leaderboard.gpu_types.begin(), leaderboard.gpu_types.end());
+    }
+    return leaderboards;
+  }
+
+  std::optional<Leaderboard> leaderboard_where(std::string_view where, const SqlParam& key) {
+    auto leaderboards = leaderboards_where(where, key);
+    if (leaderboards.empty()) return std::nullopt;
+    return std::move(leaderboards.front());
   }
 
   std::optional<Submission> submission_by_id(Id id) {
@@ -847,16 +827,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return db().first(sql({"SELECT ", kJobFields, " FROM jobs WHERE id = $1"}), {id}, read_job);
   }
 
-  void require_user(const char* operation, Id user_id) {
-    if (!db().scalar("SELECT 1 FROM users WHERE id = $1", {user_id})) {
-      throw StoreError(operation, "no user with id " + std::to_string(user_id));
-    }
-  }
-
-  void require_leaderboard(const char* operation, Id leaderboard_id) {
-    if (!db().scalar("SELECT 1 FROM leaderboards WHERE id = $1", {leaderboard_id})) {
-      throw StoreError(operation, "no leaderboard with id " + std::to_string(leaderboard_id));
-    }
+  // StoreError "no `what` with id N" unless `table` has the row.
+  void require_row(const char* operation, std::string_view table, const char* what, Id id) {
+    if (!db().scalar(sql({"SELECT 1 FROM ", table, " WHERE id = $1"}), {id}))
+      throw StoreError(operation, "no " + std::string(what) + " with id " + std::to_string(id));
   }
 
   // The leaderboard's rows, inside the caller's transaction; its id.
@@ -988,8 +962,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     }
     const auto gpu_type = db().first(
         "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
-        "$2, "
-        "updated_at = $3 WHERE id = $1 RETURNING gpu_type",
+        "$2, updated_at = $3 WHERE id = $1 RETURNING gpu_type",
         {job_id, error, now}, [](const SqlRows& row) { return row.text(0); });
     db().exec("UPDATE submissions SET status = 'queued' WHERE id = $1", {submission_id});
     dialect_->job_queued(db(), gpu_type.value_or(""));

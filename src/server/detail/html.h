@@ -1,5 +1,5 @@
-// Small pieces for the server's HTML pages: escaping text for HTML, encoding URL path segments
-// and query values, and formatting times and durations for people.
+// Small pieces for the server's HTML pages: escaping text for HTML (markup/), encoding URL path
+// segments and query values, and formatting times and durations for people.
 #pragma once
 
 #include <cmath>
@@ -7,38 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "markup/markup.h"
+
 namespace kj::server::detail {
 
 // Text safe inside an element or a quoted attribute: user names, file names, logs, reasons.
-inline std::string escape_html(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      case '\0':
-        out += "&#65533;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using markup::escape_html;
 
 // One path segment or query value, percent-encoded (everything but unreserved characters).
 inline std::string encode_url_component(std::string_view text) {

@@ -1,4 +1,4 @@
-#include "data/detail/scoring.h"
+#include "datasets/detail/scoring.h"
 
 namespace kj::data::detail {
 

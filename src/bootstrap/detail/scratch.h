@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace kj::data::detail {
+namespace kj::bootstrap::detail {
 
 class ScratchDir {
  public:
@@ -24,4 +24,4 @@ class ScratchDir {
 void write_file(const std::filesystem::path& path, std::string_view text);
 std::string read_file(const std::filesystem::path& path);
 
-}  // namespace kj::data::detail
+}  // namespace kj::bootstrap::detail

@@ -1,6 +1,6 @@
 // The bootstrap pipeline: corpus -> PyTorch run (step 1) -> translation (step 2) -> judge
 // (step 3), with repair turns, a resumable journal and the final rows (docs/bootstrap.md).
-#include "data/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,20 +22,17 @@
 #include <sstream>
 #include <thread>
 
-#include "data/data.h"
-#include "data/detail/scratch.h"
+#include "bootstrap/detail/scratch.h"
+#include "datasets/datasets.h"
 #include "problem/problem.h"
-#include "sandbox/sandbox.h"
 
-namespace kj::data {
+namespace kj::bootstrap {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-// Where discover_environment's PYTHONPATH expects the harness inside the sandbox.
-constexpr const char* kHarnessMount = "/kj/harness";
 constexpr const char* kTaskMount = "/kj/task";
 constexpr std::size_t kFeedbackChars = 6000;
 
@@ -171,15 +168,6 @@ json row_file(const CorpusRow& row) {
   return {{"entrypoint", row.entrypoint}, {"tests_code", row.tests_code}, {"kind", row.kind}};
 }
 
-sandbox::Spec base_spec(const judge::Environment& environment) {
-  sandbox::Spec spec;
-  spec.env = environment.env;
-  spec.binds = environment.binds;
-  spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
-  spec.devices = judge::gpu_device_nodes(environment.device);
-  return spec;
-}
-
 ProbeResult run_pytorch(const CorpusRow& row, const judge::Environment& environment,
                         const BootstrapOptions& options) {
   detail::ScratchDir scratch("kj-bootstrap-pt-");
@@ -190,7 +178,7 @@ ProbeResult run_pytorch(const CorpusRow& row, const judge::Environment& environm
   detail::write_file(task / "pt_program.py", row.pt_code);
   detail::write_file(task / "program.py",
                      row.tests_code.empty() ? row.pt_code : row.pt_code + "\n\n" + row.tests_code);
-  sandbox::Spec spec = base_spec(environment);
+  sandbox::Spec spec = judge::harness_sandbox(environment);
   spec.argv = {environment.python.string(), "-m", "kj_harness.bootstrap", "probe", kTaskMount};
   spec.binds.push_back({task.string(), kTaskMount, false, false});
   spec.workdir = "/tmp";
@@ -684,14 +672,14 @@ double quantile(std::vector<double> values, double q) {
   return values[low] + (values[high] - values[low]) * (at - static_cast<double>(low));
 }
 
-// The boostrap_triton columns plus verdict, max_error, speedup, timings (data.h); our other
+// The boostrap_triton columns plus verdict, max_error, speedup, timings (datasets.h); our other
 // columns stay in rows.jsonl.
 void write_parquet(const std::vector<json>& rows, const fs::path& out, std::ostream& progress) {
   std::vector<json> table;
   table.reserve(rows.size());
-  for (const auto& row : rows) table.push_back(boostrap_columns(row));
+  for (const auto& row : rows) table.push_back(data::boostrap_columns(row));
   try {
-    write_boostrap_parquet(table, out);
+    data::write_boostrap_parquet(table, out);
   } catch (const std::exception& e) {
     progress << "bootstrap: no rows.parquet (rows.jsonl has every row): " << e.what() << std::endl;
   }
@@ -895,4 +883,4 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
   return summary;
 }
 
-}  // namespace kj::data
+}  // namespace kj::bootstrap

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "data/data.h"
-#include "data/detail/boostrap_table.h"
+#include "datasets/datasets.h"
+#include "datasets/detail/boostrap_table.h"
 
 namespace fs = std::filesystem;
 

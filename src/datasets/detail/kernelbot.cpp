@@ -9,11 +9,11 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "data/data.h"
-#include "data/detail/arrow_io.h"
-#include "data/detail/card.h"
-#include "data/detail/progress.h"
-#include "data/detail/scoring.h"
+#include "datasets/datasets.h"
+#include "datasets/detail/arrow_io.h"
+#include "datasets/detail/card.h"
+#include "datasets/detail/progress.h"
+#include "datasets/detail/scoring.h"
 
 namespace kj::data {
 namespace fs = std::filesystem;

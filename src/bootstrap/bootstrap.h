@@ -16,7 +16,7 @@
 
 #include "judge/judge.h"
 
-namespace kj::data {
+namespace kj::bootstrap {
 
 // One PyTorch program of the corpus. kind "function": pt_code defines the function
 // `entrypoint`, called by tests_code (or fed by get_inputs()); kind "module": a KernelBench-style
@@ -129,4 +129,4 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
                                const judge::Environment& environment,
                                const BootstrapOptions& options, std::ostream& progress);
 
-}  // namespace kj::data
+}  // namespace kj::bootstrap

@@ -1,11 +1,11 @@
-#include "data/detail/boostrap_table.h"
+#include "datasets/detail/boostrap_table.h"
 
 #include <arrow/api.h>
 
 #include <set>
 
-#include "data/data.h"
-#include "data/detail/arrow_io.h"
+#include "datasets/datasets.h"
+#include "datasets/detail/arrow_io.h"
 
 namespace kj::data::detail {
 namespace {

@@ -1,4 +1,4 @@
-// Finding and running kj-parquet, the executable that holds the Arrow-linked half of src/data.
+// Finding and running kj-parquet, the executable that holds the Arrow-linked half of src/datasets.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <random>
 
-#include "data/data.h"
+#include "datasets/datasets.h"
 
 extern char** environ;
 

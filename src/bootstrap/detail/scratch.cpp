@@ -1,4 +1,4 @@
-#include "data/detail/scratch.h"
+#include "bootstrap/detail/scratch.h"
 
 #include <stdlib.h>
 
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace kj::data::detail {
+namespace kj::bootstrap::detail {
 
 namespace fs = std::filesystem;
 
@@ -45,4 +45,4 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-}  // namespace kj::data::detail
+}  // namespace kj::bootstrap::detail

@@ -3,11 +3,11 @@
 #include <map>
 #include <sstream>
 
-#include "data/data.h"
-#include "data/detail/arrow_io.h"
-#include "data/detail/boostrap_table.h"
-#include "data/detail/card.h"
-#include "data/detail/progress.h"
+#include "datasets/datasets.h"
+#include "datasets/detail/arrow_io.h"
+#include "datasets/detail/boostrap_table.h"
+#include "datasets/detail/card.h"
+#include "datasets/detail/progress.h"
 
 namespace kj::data {
 namespace fs = std::filesystem;

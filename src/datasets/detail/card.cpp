@@ -1,4 +1,4 @@
-#include "data/detail/card.h"
+#include "datasets/detail/card.h"
 
 #include <algorithm>
 #include <fstream>
@@ -6,7 +6,7 @@
 #include <random>
 #include <sstream>
 
-#include "data/data.h"
+#include "datasets/datasets.h"
 
 #ifndef KJ_VERSION
 #define KJ_VERSION "unknown"

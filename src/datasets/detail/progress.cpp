@@ -1,4 +1,4 @@
-#include "data/detail/progress.h"
+#include "datasets/detail/progress.h"
 
 #include <unistd.h>
 

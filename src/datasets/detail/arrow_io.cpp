@@ -1,4 +1,4 @@
-#include "data/detail/arrow_io.h"
+#include "datasets/detail/arrow_io.h"
 
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/schema.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <random>
 
-#include "data/data.h"
+#include "datasets/datasets.h"
 
 namespace kj::data::detail {
 namespace fs = std::filesystem;

@@ -7,8 +7,9 @@
 #include <set>
 #include <sstream>
 
-#include "data/data.h"
-#include "data/detail/scoring.h"
+#include "datasets/datasets.h"
+#include "datasets/detail/scoring.h"
+#include "markup/markup.h"
 
 namespace kj::data {
 namespace {
@@ -50,29 +51,6 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
     out << line << "\n";
   }
   return out.str();
-}
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -260,76 +238,19 @@ std::string render_text(const std::vector<LeaderboardSummary>& rows) {
 }
 
 std::string progression_svg(const std::vector<ProgressionPoint>& points, const std::string& title) {
-  constexpr double kWidth = 720, kHeight = 400, kLeft = 80, kRight = 20, kTop = 40, kBottom = 50;
-  std::vector<const ProgressionPoint*> scored;
-  for (const auto& p : points) {
-    if (p.score) scored.push_back(&p);
-  }
-  std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
-      << "\" viewBox=\"0 0 " << kWidth << " " << kHeight << "\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << kWidth / 2
-      << "\" y=\"24\" text-anchor=\"middle\" font-family=\"sans-serif\" "
-         "font-size=\"16\">"
-      << xml_escape(title) << "</text>\n";
-  if (scored.empty()) {
-    svg << "<text x=\"" << kWidth / 2 << "\" y=\"" << kHeight / 2
-        << "\" text-anchor=\"middle\" font-family=\"sans-serif\">no scored submission</text>\n"
-        << "</svg>\n";
-    return svg.str();
-  }
-  const auto t0 = static_cast<double>(scored.front()->time.time_since_epoch().count());
-  const auto t1 = static_cast<double>(scored.back()->time.time_since_epoch().count());
-  double lo = *scored.front()->score, hi = lo;
-  for (const auto* p : scored) {
-    lo = std::min(lo, *p->score);
-    hi = std::max(hi, *p->score);
-  }
-  // Scores span orders of magnitude as a kernel improves: a log axis when they do.
-  const bool log_axis = lo > 0 && hi / lo > 10;
-  auto f = [&](double v) { return log_axis ? std::log10(v) : v; };
-  double flo = f(lo), fhi = f(hi);
-  if (fhi - flo < 1e-12) {
-    flo -= log_axis ? 0.5 : std::max(1e-12, std::abs(flo) * 0.1);
-    fhi += log_axis ? 0.5 : std::max(1e-12, std::abs(fhi) * 0.1);
-  }
-  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  auto x_of = [&](const ProgressionPoint& p) {
-    const double t = static_cast<double>(p.time.time_since_epoch().count());
-    return kLeft + (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5) * plot_w;
+  markup::ScoreChart chart;
+  chart.title = title;
+  chart.score_label = format_seconds;
+  chart.time_label = [](double t) {
+    return iso_time(store::Time(std::chrono::microseconds(std::llround(t * 1e6))));
   };
-  auto y_of = [&](double score) { return kTop + (fhi - f(score)) / (fhi - flo) * plot_h; };
-  svg << "<g font-family=\"sans-serif\" font-size=\"11\">\n"
-      << "<line x1=\"" << kLeft << "\" y1=\"" << kTop + plot_h << "\" x2=\"" << kLeft + plot_w
-      << "\" y2=\"" << kTop + plot_h << "\" stroke=\"black\"/>\n"
-      << "<line x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\""
-      << kTop + plot_h << "\" stroke=\"black\"/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double fv = flo + (fhi - flo) * i / 4.0;
-    const double v = log_axis ? std::pow(10.0, fv) : fv;
-    const double y = kTop + (fhi - fv) / (fhi - flo) * plot_h;
-    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
-        << xml_escape(format_seconds(v)) << "</text>\n";
+  for (const auto& p : points) {
+    if (!p.score) continue;
+    chart.points.push_back(
+        {std::chrono::duration<double>(p.time.time_since_epoch()).count(), *p.score,
+         "#" + std::to_string(p.submission_id) + " " + format_seconds(*p.score)});
   }
-  svg << "<text x=\"" << kLeft << "\" y=\"" << kHeight - 15 << "\">"
-      << iso_time(scored.front()->time) << "</text>\n"
-      << "<text x=\"" << kLeft + plot_w << "\" y=\"" << kHeight - 15 << "\" text-anchor=\"end\">"
-      << iso_time(scored.back()->time) << "</text>\n</g>\n";
-  svg << "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" points=\"";
-  for (std::size_t i = 0; i < scored.size(); ++i) {
-    const auto& p = *scored[i];
-    if (i > 0) svg << " " << x_of(p) << "," << y_of(*scored[i - 1]->best_so_far);
-    svg << (i > 0 ? " " : "") << x_of(p) << "," << y_of(*p.best_so_far);
-  }
-  svg << "\"/>\n";
-  for (const auto* p : scored) {
-    svg << "<circle class=\"score\" cx=\"" << x_of(*p) << "\" cy=\"" << y_of(*p->score)
-        << "\" r=\"3\" fill=\"#1f77b4\"><title>#" << p->submission_id << " "
-        << xml_escape(format_seconds(*p->score)) << "</title></circle>\n";
-  }
-  svg << "</svg>\n";
-  return svg.str();
+  return markup::score_chart_svg(chart);
 }
 
 std::vector<store::Id> queue_rejudge(store::Store& store, const std::string& leaderboard, int n,

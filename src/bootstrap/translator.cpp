@@ -13,12 +13,12 @@
 #include <regex>
 #include <thread>
 
-#include "data/bootstrap.h"
-#include "data/detail/scratch.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/detail/scratch.h"
 
 extern char** environ;
 
-namespace kj::data {
+namespace kj::bootstrap {
 
 namespace {
 
@@ -289,4 +289,4 @@ std::optional<Translation> extract_translation(std::string_view reply, std::stri
   return translation;
 }
 
-}  // namespace kj::data
+}  // namespace kj::bootstrap
