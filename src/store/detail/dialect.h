@@ -65,6 +65,14 @@ class Dialect {
   virtual bool wait_for_jobs(std::span<const std::string> gpu_types,
                              std::chrono::milliseconds timeout) = 0;
 
+  // The SQL expression of a new id for `table`'s key in an INSERT that names the id (imports
+  // insert rows under their source ids where free): NULL makes SQLite pick the rowid; the
+  // identity's sequence on PostgreSQL.
+  virtual std::string next_id(std::string_view table) const = 0;
+  // After rows of `table` were inserted under ids of the caller's choosing: the key's sequence
+  // goes past them (PostgreSQL; SQLite picks a new rowid after the largest).
+  virtual void ids_inserted(SqlConnection&, std::string_view /*table*/) {}
+
   // Settings held while an export reads or an import writes many rows (nullptr: none).
   virtual std::shared_ptr<void> bulk_read(SqlConnection&) { return nullptr; }
   virtual std::shared_ptr<void> bulk_write(SqlConnection&) { return nullptr; }
