@@ -254,6 +254,16 @@ def main():
               "| grayscale | H100 | 1 | 1 |" in body, "card body: rows per leaderboard and GPU")
         check("kj 0." in body and "Deduplicated" in body and "`problem_name`" in body,
               "card body: kj version, how rows were deduplicated, every column")
+        # plots: one per leaderboard and GPU, files beside the card, linked from it, a dot per
+        # scored row of the export
+        plots = sorted(p.name for p in (dir_a / "assets").glob("*.svg"))
+        check(plots == ["best-grayscale-H100.svg", "best-vectoradd-A100.svg", "best-vectoradd-H100.svg"],
+              f"card plots written to assets/: {plots}")
+        check(all(f"](assets/{name})" in body for name in plots), "card body links every plot")
+        scored = df[(df.problem_name == "vectoradd") & (df.runner == "H100")].score.notna().sum()
+        svg_text = (dir_a / "assets" / "best-vectoradd-H100.svg").read_text()
+        check(svg_text.startswith("<svg") and svg_text.count('class="score"') == scored == 5,
+              f"vectoradd/H100 plot: a dot per scored row ({scored})")
         ds = datasets.load_dataset(str(dir_a), "submissions", split="train", cache_dir=str(tmp / "hf"))
         check(len(ds) == 10 and ds.column_names == SUBMISSION_SCHEMA.names,
               "Hugging Face datasets reads the submissions config")
@@ -331,6 +341,11 @@ def main():
         kj.run("export", "kernelbot", "--force", "--out", dir_big, "--db", db_big)
         check([f.name for f in shards(dir_big, "submissions")] == ["train-00000-of-00001.parquet"],
               "exporting again into the directory replaces the earlier shards")
+        check([p.name for p in (dir_big / "assets").glob("*.svg")] == ["best-vectoradd-H100.svg"],
+              "one plot for the one leaderboard and GPU")
+        kj.run("export", "kernelbot", "--out", dir_big, "--db", db_a)
+        check(sorted(p.name for p in (dir_big / "assets").glob("*.svg")) == plots,
+              "exporting again into the directory replaces the earlier plots")
 
         # --- anonymize, open leaderboards --------------------------------------------------------
         dir_anon = tmp / "export_anon"

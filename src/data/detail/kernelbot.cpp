@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -424,8 +425,71 @@ std::string counts_table(const LeaderboardGpuCounts& counts) {
   return out.str();
 }
 
+// The scored rows written, per leaderboard and GPU type, for the card's plots: the best score
+// over time, as `kj stats progression --plot` draws one user's (here every user's rows).
+class ScoreHistory {
+ public:
+  void add(const std::string& leaderboard, const std::string& gpu, std::int64_t id,
+           std::int64_t time, double score) {
+    auto& points = rows_[{leaderboard, gpu}];
+    ProgressionPoint p;
+    p.submission_id = id;
+    p.time = from_micros(time);
+    p.score = score;
+    points.push_back(p);
+  }
+  // One plot per leaderboard and GPU type, those with the most scored rows first, at most
+  // kMaxPlots. Of many rows the plot shows every new best and an even sample of the rest.
+  std::vector<detail::CardPlot> plots() const {
+    std::vector<
+        std::pair<std::pair<std::string, std::string>, const std::vector<ProgressionPoint>*>>
+        order;
+    for (const auto& [key, points] : rows_) order.emplace_back(key, &points);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.second->size() > b.second->size();
+    });
+    if (order.size() > kMaxPlots) order.resize(kMaxPlots);
+    std::vector<detail::CardPlot> plots;
+    for (const auto& [key, rows] : order) {
+      auto points = *rows;
+      std::stable_sort(points.begin(), points.end(),
+                       [](const auto& a, const auto& b) { return a.time < b.time; });
+      std::optional<double> best;
+      std::vector<ProgressionPoint> shown;
+      const std::size_t every = points.size() / kMaxDots + 1;
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        auto& p = points[i];
+        const bool record = !best || *p.score < *best;
+        if (record) best = p.score;
+        p.best_so_far = best;
+        if (record || i % every == 0 || i + 1 == points.size()) shown.push_back(p);
+      }
+      std::string title = key.first + " on " + key.second + ": best score over time (" +
+                          std::to_string(points.size()) + " scored rows";
+      title += shown.size() < points.size() ? ", " + std::to_string(shown.size()) + " shown)" : ")";
+      plots.push_back({"best-" + file_part(key.first) + "-" + file_part(key.second) + ".svg", title,
+                       progression_svg(shown, title)});
+    }
+    return plots;
+  }
+
+ private:
+  static constexpr std::size_t kMaxPlots = 12;
+  static constexpr std::size_t kMaxDots = 2000;
+  // A name as part of a file name: letters, digits, '.', '_' and '-' kept, the rest '_'.
+  static std::string file_part(std::string name) {
+    for (char& c : name) {
+      const bool keep =
+          std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      if (!keep) c = '_';
+    }
+    return name;
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<ProgressionPoint>> rows_;
+};
+
 detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::CardConfig> configs,
-                            const LeaderboardGpuCounts& counts) {
+                            const LeaderboardGpuCounts& counts, const ScoreHistory& scores) {
   const bool by_submission = options.layout == KernelbotLayout::submission;
   detail::Card card;
   card.pretty_name = "kernelbot-data export";
@@ -476,6 +540,13 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
       "`kj import kernelbot data/submissions/*.parquet data/leaderboards/*.parquet` loads the "
       "files into a kerneljudge store; "
       "`kj stats top --leaderboard NAME` ranks them.\n");
+  card.plots = scores.plots();
+  card.plots_text =
+      "Each leaderboard's best score over time on each GPU type, from the scored rows of the "
+      "`submissions` config (" +
+      std::string(by_submission ? "counted scores" : "passed public `leaderboard` runs") +
+      "): a dot per row (log scale when scores span more than 10×), the line the best so far. "
+      "Drawn by kj as `kj stats progression --plot` draws one user's.\n";
   return card;
 }
 
@@ -864,6 +935,7 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   std::map<store::Id, std::string> names;
   for (const auto& l : leaderboards) names[l.id] = l.name;
   LeaderboardGpuCounts per_gpu;
+  ScoreHistory scores;
   if (!ids.empty()) {
     detail::ProgressBar bar(progress, by_submission ? "writing submissions" : "writing runs",
                             total);
@@ -880,6 +952,9 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
             ++counts.submissions;
             auto& n = per_gpu[{row.problem_name, row.runner}];
             ++n.first;
+            if (row.score) {
+              scores.add(row.problem_name, row.runner, row.submission_id, row.time, *row.score);
+            }
             if (row.passed) {
               append(successful, row, r.code, users);
               ++counts.successful_submissions;
@@ -892,6 +967,11 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
               ++counts.submissions;
               auto& n = per_gpu[{names[r.submission.leaderboard_id], run.runner}];
               ++n.first;
+              if (run.passed && run.mode == "leaderboard" && run.score) {
+                scores.add(names[r.submission.leaderboard_id], run.runner,
+                           exported_ids.number(store::SourceKind::submission, r.submission.id),
+                           micros(r.submission.created_at), *run.score);
+              }
               if (!run.passed) continue;
               append_run(successful, r, run, users, exported_ids);
               ++counts.successful_submissions;
@@ -921,7 +1001,7 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
       leaderboards, exported_ids, data / "leaderboards", options.max_shard_bytes);
   configs[2] = {"leaderboards",      "data/leaderboards", leaderboard_schema,
                 counts.leaderboards, leaderboard_shards,  leaderboard_docs()};
-  detail::write_card(kernelbot_card(options, std::move(configs), per_gpu), options.out_dir);
+  detail::write_card(kernelbot_card(options, std::move(configs), per_gpu, scores), options.out_dir);
   return counts;
 }
 
