@@ -395,6 +395,7 @@ class PostgresDialect final : public Dialect {
   std::string next_id(std::string_view table) const override {
     return "nextval(pg_get_serial_sequence('" + std::string(table) + "', 'id'))";
   }
+  Id last_id(SqlConnection& db) override { return *db.scalar("SELECT lastval()"); }
   // nextval first: the sequence never goes back below a value another transaction took.
   void ids_inserted(SqlConnection& db, std::string_view table) override {
     const std::string sequence = "pg_get_serial_sequence('" + std::string(table) + "', 'id')";

@@ -757,13 +757,13 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     }
     const Id submission_id =
         insert_keeping_id(SourceKind::submission, "submissions", s.source_id, [&](auto id) {
-          return db().scalar(
+          return db().exec(
               sql({"INSERT INTO submissions (id, user_id, leaderboard_id, file_name, code_id, "
                    "gpu_type, mode, created_at, status, verdict, score, hacked) VALUES "
                    "(COALESCE(CAST($11 AS BIGINT), ",
                    dialect_->next_id("submissions"),
                    "), $1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10) ON CONFLICT (id) DO "
-                   "NOTHING RETURNING id"}),
+                   "NOTHING"}),
               {user_id, s.leaderboard_id, s.file_name, code_id, s.gpu_type, s.mode, s.created_at,
                s.verdict, s.score, s.hacked, id});
         });
@@ -784,17 +784,15 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
                  Time now) {
     const auto insert = [&](std::optional<Id> id) {
       // No conflict target: the content (sha256) or the id may be taken.
-      return db().scalar(sql({"INSERT INTO code_files (id, sha256, code, created_at) VALUES "
-                              "(COALESCE(CAST($4 AS BIGINT), ",
-                              dialect_->next_id("code_files"),
-                              "), $1, $2, $3) ON CONFLICT DO NOTHING RETURNING id"}),
-                         {hash, Bytes{code}, now, id});
+      return db().exec(
+          sql({"INSERT INTO code_files (id, sha256, code, created_at) VALUES "
+               "(COALESCE(CAST($4 AS BIGINT), ",
+               dialect_->next_id("code_files"), "), $1, $2, $3) ON CONFLICT DO NOTHING"}),
+          {hash, Bytes{code}, now, id});
     };
-    if (source) {  // the common case, new code under a free id: one statement
-      if (const auto id = insert(source)) {
-        kept_ids_.insert("code_files");
-        return *id;
-      }
+    if (source && insert(source) == 1) {  // the common case, new code under a free id
+      kept_ids_.insert("code_files");
+      return *source;
     }
     if (const auto id = db().scalar("SELECT id FROM code_files WHERE sha256 = $1", {hash})) {
       if (source) keep_source_id(SourceKind::code, *id, *source);
@@ -803,27 +801,29 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return insert_keeping_id(SourceKind::code, "code_files", std::nullopt, insert, source);
   }
 
-  // A new row of `table` under the id `source` where no row has it, else under a new id, with
-  // `source` recorded as its source id. `insert(id)` runs the table's INSERT ... ON CONFLICT DO
-  // NOTHING RETURNING id, the row under `id` (nullopt: a new one). `wanted`: the id tried first.
+  // A new row of `table` under the id `wanted` where no row has it, else under a new id, with
+  // `source` (default: `wanted`) recorded as its source id. `insert(id)` runs the table's INSERT
+  // ... ON CONFLICT DO NOTHING with the row under `id` (nullopt: a new one) and returns the rows
+  // it inserted. Returns the row's id; 0 for a new row nobody needs the id of (need_id false).
   template <typename Insert>
   Id insert_keeping_id(SourceKind kind, std::string_view table, std::optional<Id> wanted,
-                       Insert&& insert, std::optional<Id> source = std::nullopt) {
+                       Insert&& insert, std::optional<Id> source = std::nullopt,
+                       bool need_id = true) {
     if (!source) source = wanted;
-    if (wanted) {
-      if (const auto id = insert(wanted)) {
-        kept_ids_.insert(std::string(table));
-        return *id;
+    if (wanted && insert(wanted) == 1) {
+      kept_ids_.insert(std::string(table));
+      return *wanted;
+    }
+    if (insert(std::optional<Id>()) != 1) {  // PostgreSQL: the sequence behind ids kept
+      dialect_->ids_inserted(db(), table);
+      if (insert(std::optional<Id>()) != 1) {
+        throw std::runtime_error("no free id for a new row of " + std::string(table));
       }
     }
-    auto id = insert(std::optional<Id>());
-    if (!id) {  // PostgreSQL: the sequence behind ids this import kept
-      dialect_->ids_inserted(db(), table);
-      id = insert(std::optional<Id>());
-    }
-    if (!id) throw std::runtime_error("no free id for a new row of " + std::string(table));
-    if (source) keep_source_id(kind, *id, *source);
-    return *id;
+    if (!source && !need_id) return 0;
+    const Id id = dialect_->last_id(db());
+    if (source) keep_source_id(kind, id, *source);
+    return id;
   }
 
   // Records the id a local row had in its dataset; the first one recorded stays.
@@ -980,13 +980,12 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     Id id = 0;
     try {
       id = insert_keeping_id(SourceKind::leaderboard, "leaderboards", wanted, [&](auto at) {
-        return db().scalar(
+        return db().exec(
             sql({"INSERT INTO leaderboards (id, name, problem_dir, task_yaml, description, "
                  "deadline, secret_seed, visibility, created_at, synced_at, reference) VALUES "
                  "(COALESCE(CAST($10 AS BIGINT), ",
                  dialect_->next_id("leaderboards"),
-                 "), $1, $2, $3, $4, $5, $6, $7, $8, $8, $9) ON CONFLICT (id) DO NOTHING "
-                 "RETURNING id"}),
+                 "), $1, $2, $3, $4, $5, $6, $7, $8, $8, $9) ON CONFLICT (id) DO NOTHING"}),
             {leaderboard.name, leaderboard.problem_dir, leaderboard.task_yaml,
              leaderboard.description, leaderboard.deadline, static_cast<std::int64_t>(seed),
              to_string(leaderboard.visibility), options_.now(), leaderboard.reference, at});
@@ -1016,18 +1015,22 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   // A run; an imported one under its source id where free.
   void insert_run(Id submission_id, Id job_id, const NewRun& run,
                   std::optional<Id> source_id = std::nullopt) {
-    insert_keeping_id(SourceKind::run, "runs", source_id, [&](auto id) {
-      return db().scalar(
-          sql({"INSERT INTO runs (id, submission_id, job_id, mode, runner, secret, score, passed, "
-               "compilation_json, result_json, system_json, start_time, end_time) VALUES "
-               "(COALESCE(CAST($13 AS BIGINT), ",
-               dialect_->next_id("runs"),
-               "), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING "
-               "RETURNING id"}),
-          {submission_id, job_id, run.mode, run.runner, run.secret, run.score, run.passed,
-           run.compilation_json, run.result_json, run.system_json, run.start_time, run.end_time,
-           id});
-    });
+    insert_keeping_id(
+        SourceKind::run, "runs", source_id,
+        [&](auto id) {
+          return db().exec(
+              sql({"INSERT INTO runs (id, submission_id, job_id, mode, runner, secret, score, "
+                   "passed, "
+                   "compilation_json, result_json, system_json, start_time, end_time) VALUES "
+                   "(COALESCE(CAST($13 AS BIGINT), ",
+                   dialect_->next_id("runs"),
+                   "), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO "
+                   "NOTHING"}),
+              {submission_id, job_id, run.mode, run.runner, run.secret, run.score, run.passed,
+               run.compilation_json, run.result_json, run.system_json, run.start_time, run.end_time,
+               id});
+        },
+        std::nullopt, false);
   }
 
   // A queued job, its waiting workers woken once the transaction commits. gpus_needed 0: as

@@ -72,6 +72,8 @@ class Dialect {
   // After rows of `table` were inserted under ids of the caller's choosing: the key's sequence
   // goes past them (PostgreSQL; SQLite picks a new rowid after the largest).
   virtual void ids_inserted(SqlConnection&, std::string_view /*table*/) {}
+  // The id next_id() gave the row just inserted.
+  virtual Id last_id(SqlConnection& db) = 0;
 
   // Settings held while an export reads or an import writes many rows (nullptr: none).
   virtual std::shared_ptr<void> bulk_read(SqlConnection&) { return nullptr; }
