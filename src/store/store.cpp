@@ -757,15 +757,9 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     }
     const Id submission_id =
         insert_keeping_id(SourceKind::submission, "submissions", s.source_id, [&](auto id) {
-          return db().exec(
-              sql({"INSERT INTO submissions (id, user_id, leaderboard_id, file_name, code_id, "
-                   "gpu_type, mode, created_at, status, verdict, score, hacked) VALUES "
-                   "(COALESCE(CAST($11 AS BIGINT), ",
-                   dialect_->next_id("submissions"),
-                   "), $1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10) ON CONFLICT (id) DO "
-                   "NOTHING"}),
-              {user_id, s.leaderboard_id, s.file_name, code_id, s.gpu_type, s.mode, s.created_at,
-               s.verdict, s.score, s.hacked, id});
+          return db().exec(keeping_id_.submission,
+                           {user_id, s.leaderboard_id, s.file_name, code_id, s.gpu_type, s.mode,
+                            s.created_at, s.verdict, s.score, s.hacked, id});
         });
     const Id job_id = db().insert(
         "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at) VALUES ($1, $2, "
@@ -784,11 +778,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
                  Time now) {
     const auto insert = [&](std::optional<Id> id) {
       // No conflict target: the content (sha256) or the id may be taken.
-      return db().exec(
-          sql({"INSERT INTO code_files (id, sha256, code, created_at) VALUES "
-               "(COALESCE(CAST($4 AS BIGINT), ",
-               dialect_->next_id("code_files"), "), $1, $2, $3) ON CONFLICT DO NOTHING"}),
-          {hash, Bytes{code}, now, id});
+      return db().exec(keeping_id_.code, {hash, Bytes{code}, now, id});
     };
     if (source && insert(source) == 1) {  // the common case, new code under a free id
       kept_ids_.insert("code_files");
@@ -981,11 +971,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     try {
       id = insert_keeping_id(SourceKind::leaderboard, "leaderboards", wanted, [&](auto at) {
         return db().exec(
-            sql({"INSERT INTO leaderboards (id, name, problem_dir, task_yaml, description, "
-                 "deadline, secret_seed, visibility, created_at, synced_at, reference) VALUES "
-                 "(COALESCE(CAST($10 AS BIGINT), ",
-                 dialect_->next_id("leaderboards"),
-                 "), $1, $2, $3, $4, $5, $6, $7, $8, $8, $9) ON CONFLICT (id) DO NOTHING"}),
+            keeping_id_.leaderboard,
             {leaderboard.name, leaderboard.problem_dir, leaderboard.task_yaml,
              leaderboard.description, leaderboard.deadline, static_cast<std::int64_t>(seed),
              to_string(leaderboard.visibility), options_.now(), leaderboard.reference, at});
@@ -1018,17 +1004,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     insert_keeping_id(
         SourceKind::run, "runs", source_id,
         [&](auto id) {
-          return db().exec(
-              sql({"INSERT INTO runs (id, submission_id, job_id, mode, runner, secret, score, "
-                   "passed, "
-                   "compilation_json, result_json, system_json, start_time, end_time) VALUES "
-                   "(COALESCE(CAST($13 AS BIGINT), ",
-                   dialect_->next_id("runs"),
-                   "), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO "
-                   "NOTHING"}),
-              {submission_id, job_id, run.mode, run.runner, run.secret, run.score, run.passed,
-               run.compilation_json, run.result_json, run.system_json, run.start_time, run.end_time,
-               id});
+          return db().exec(keeping_id_.run,
+                           {submission_id, job_id, run.mode, run.runner, run.secret, run.score,
+                            run.passed, run.compilation_json, run.result_json, run.system_json,
+                            run.start_time, run.end_time, id});
         },
         std::nullopt, false);
   }
@@ -1153,10 +1132,40 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return static_cast<int>(abandoned.size());
   }
 
+  // The INSERTs of rows an import may put under their source ids: the id is the last parameter
+  // (NULL: a new one), a row whose id is taken is not inserted.
+  struct KeepingIdInserts {
+    explicit KeepingIdInserts(const Dialect& dialect)
+        : leaderboard(sql({"INSERT INTO leaderboards (id, name, problem_dir, task_yaml, "
+                           "description, deadline, secret_seed, visibility, created_at, "
+                           "synced_at, reference) VALUES (COALESCE(CAST($10 AS BIGINT), ",
+                           dialect.next_id("leaderboards"),
+                           "), $1, $2, $3, $4, $5, $6, $7, $8, $8, $9) ON CONFLICT (id) DO "
+                           "NOTHING"})),
+          // No conflict target: the content (sha256) or the id may be taken.
+          code(sql({"INSERT INTO code_files (id, sha256, code, created_at) VALUES "
+                    "(COALESCE(CAST($4 AS BIGINT), ",
+                    dialect.next_id("code_files"), "), $1, $2, $3) ON CONFLICT DO NOTHING"})),
+          submission(sql({"INSERT INTO submissions (id, user_id, leaderboard_id, file_name, "
+                          "code_id, gpu_type, mode, created_at, status, verdict, score, hacked) "
+                          "VALUES (COALESCE(CAST($11 AS BIGINT), ",
+                          dialect.next_id("submissions"),
+                          "), $1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10) ON CONFLICT (id) "
+                          "DO NOTHING"})),
+          run(sql({"INSERT INTO runs (id, submission_id, job_id, mode, runner, secret, score, "
+                   "passed, compilation_json, result_json, system_json, start_time, end_time) "
+                   "VALUES (COALESCE(CAST($13 AS BIGINT), ",
+                   dialect.next_id("runs"),
+                   "), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO "
+                   "NOTHING"})) {}
+    std::string leaderboard, code, submission, run;
+  };
+
   std::mutex mutex_;
   std::set<std::string> kept_ids_;  // tables an import inserted rows into under source ids
   StoreOptions options_;
   std::unique_ptr<Dialect> dialect_;
+  KeepingIdInserts keeping_id_{*dialect_};
   SqlConnection* db_ = nullptr;  // the dialect's connection for the operation running
 };
 

@@ -456,7 +456,7 @@ class ScoreHistory {
                        [](const auto& a, const auto& b) { return a.time < b.time; });
       std::optional<double> best;
       std::vector<ProgressionPoint> shown;
-      const std::size_t every = points.size() / kMaxDots + 1;
+      const std::size_t every = (points.size() + kMaxDots - 1) / kMaxDots;  // 1 up to kMaxDots
       for (std::size_t i = 0; i < points.size(); ++i) {
         auto& p = points[i];
         const bool record = !best || *p.score < *best;
@@ -545,7 +545,8 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
       "Each leaderboard's best score over time on each GPU type, from the scored rows of the "
       "`submissions` config (" +
       std::string(by_submission ? "counted scores" : "passed public `leaderboard` runs") +
-      "): a dot per row (log scale when scores span more than 10×), the line the best so far. "
+      "): a dot per row (of more than 2,000, every new best and an even sample of the others; "
+      "log scale when scores span more than 10×), the line the best so far. "
       "Drawn by kj as `kj stats progression --plot` draws one user's.\n";
   return card;
 }
