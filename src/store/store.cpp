@@ -16,6 +16,7 @@
 #include <set>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "store/detail/dialect.h"
@@ -724,11 +725,13 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   }
 
  private:
-  // What an import looks up once: the users by name, the leaderboard last checked.
+  // What an import looks up once: the users by name, the leaderboard last checked; the code
+  // rows it stored or found (their source ids are settled).
   struct ImportState {
     Time now;
     std::unordered_map<std::string, Id> users;
     Id checked_leaderboard = 0;
+    std::unordered_set<Id> codes;
   };
 
   // One imported submission inside the import's transaction: 1 when added, 0 when present.
@@ -747,7 +750,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
       known = state.users.emplace(s.user_name, id).first;
     }
     const Id user_id = known->second;
-    const Id code_id = import_code(s.code, code_sha256, s.source_code_id, state.now);
+    const Id code_id = import_code(s.code, code_sha256, s.source_code_id, state);
     if (db().scalar(
             "SELECT 1 FROM submissions WHERE user_id = $1 AND leaderboard_id = $2 AND "
             "created_at = $3 AND code_id = $4 AND gpu_type = $5 AND mode = $6 AND "
@@ -773,22 +776,21 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   }
 
   // An imported code's id: the stored one of the same content (its source id recorded when it
-  // differs), else a new row under its source id where free.
+  // differs and this import did not store it), else a new row under its source id where free.
   Id import_code(std::string_view code, const std::string& hash, std::optional<Id> source,
-                 Time now) {
+                 ImportState& state) {
     const auto insert = [&](std::optional<Id> id) {
       // No conflict target: the content (sha256) or the id may be taken.
-      return db().exec(keeping_id_.code, {hash, Bytes{code}, now, id});
+      return db().exec(keeping_id_.code, {hash, Bytes{code}, state.now, id});
     };
-    if (source && insert(source) == 1) {  // the common case, new code under a free id
-      kept_ids_.insert("code_files");
-      return *source;
-    }
     if (const auto id = db().scalar("SELECT id FROM code_files WHERE sha256 = $1", {hash})) {
-      if (source) keep_source_id(SourceKind::code, *id, *source);
+      // Content stored twice under two published ids (one code_files row): the first id stays.
+      if (source && state.codes.insert(*id).second) keep_source_id(SourceKind::code, *id, *source);
       return *id;
     }
-    return insert_keeping_id(SourceKind::code, "code_files", std::nullopt, insert, source);
+    const Id id = insert_keeping_id(SourceKind::code, "code_files", source, insert);
+    state.codes.insert(id);
+    return id;
   }
 
   // A new row of `table` under the id `wanted` where no row has it, else under a new id, with
