@@ -1269,16 +1269,20 @@ TEST_P(StoreTest, ImportKeepsSourceIdsWhereFreeAndRecordsTheRest) {
   fits.source_code_id = 77;
   fits.source_user_id = collides.source_user_id;
   fits.source_run_ids = {5001};
+  auto same_code = imported(595, "alice", 3, now());  // fits' code, under another published id
+  same_code.code = fits.code;
+  same_code.source_id = 1003;
+  same_code.source_code_id = 78;
   std::vector<Id> board_ids;
   std::size_t i = 0;
-  const std::vector<kj::store::ImportedSubmission> rows = {collides, fits};
+  const std::vector<kj::store::ImportedSubmission> rows = {collides, fits, same_code};
   const auto outcome =
       store_->import_submissions(boards, board_ids, [&](kj::store::ImportedSubmission& s) {
         if (i == rows.size()) return false;
         s = rows[i++];
         return true;
       });
-  EXPECT_EQ(outcome.submissions_added, 2);
+  EXPECT_EQ(outcome.submissions_added, 3);
   EXPECT_EQ(outcome.leaderboards_added, 1);
   EXPECT_EQ(board_ids, (std::vector<Id>{595, board}));
   EXPECT_EQ(store_->get_leaderboard("trimul")->reference, trimul.reference);
@@ -1293,8 +1297,9 @@ TEST_P(StoreTest, ImportKeepsSourceIdsWhereFreeAndRecordsTheRest) {
   EXPECT_NE(moved, native.id);
   EXPECT_EQ(submissions.begin()->second, std::to_string(native.id));
   EXPECT_EQ(store_->get_submission(native.id)->user_name, "carol") << "the native row stays";
+  EXPECT_EQ(store_->get_submission(1003)->code_id, 77) << "one row per content";
   const auto codes = store_->source_ids(SourceKind::code);
-  EXPECT_EQ(codes.size(), 1u);
+  EXPECT_EQ(codes.size(), 1u) << "code 77 keeps its first published id";
   EXPECT_EQ(codes.at(store_->get_submission(moved)->code_id), std::to_string(native.code_id));
   const auto alice = store_->get_user("alice");
   EXPECT_EQ(store_->source_ids(SourceKind::user),
