@@ -793,18 +793,18 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return id;
   }
 
-  // A new row of `table` under the id `wanted` where no row has it, else under a new id, with
-  // `source` (default: `wanted`) recorded as its source id. `insert(id)` runs the table's INSERT
-  // ... ON CONFLICT DO NOTHING with the row under `id` (nullopt: a new one) and returns the rows
-  // it inserted. Returns the row's id; 0 for a new row nobody needs the id of (need_id false).
+  // A new row of `table` under its published id `source` where no row has it, else under a new
+  // id with `source` recorded as its source id. `insert(id)` runs the table's INSERT ... ON
+  // CONFLICT DO NOTHING with the row under `id` (nullopt: a new one) and returns the rows it
+  // inserted. Returns the row's id; 0 for a new row nobody needs the id of (need_id false).
   template <typename Insert>
-  Id insert_keeping_id(SourceKind kind, std::string_view table, std::optional<Id> wanted,
-                       Insert&& insert, std::optional<Id> source = std::nullopt,
-                       bool need_id = true) {
-    if (!source) source = wanted;
-    if (wanted && insert(wanted) == 1) {
+  Id insert_keeping_id(SourceKind kind, std::string_view table, std::optional<Id> source,
+                       Insert&& insert, bool need_id = true) {
+    // A store's ids are positive: a published id of 0 (null) or below is neither kept nor recorded.
+    const Id wanted = source.value_or(0);
+    if (wanted > 0 && insert(std::optional<Id>(wanted)) == 1) {
       kept_ids_.insert(std::string(table));
-      return *wanted;
+      return wanted;
     }
     if (insert(std::optional<Id>()) != 1) {  // PostgreSQL: the sequence behind ids kept
       dialect_->ids_inserted(db(), table);
@@ -812,9 +812,9 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
         throw std::runtime_error("no free id for a new row of " + std::string(table));
       }
     }
-    if (!source && !need_id) return 0;
+    if (wanted <= 0 && !need_id) return 0;
     const Id id = dialect_->last_id(db());
-    if (source) keep_source_id(kind, id, *source);
+    if (wanted > 0) keep_source_id(kind, id, wanted);
     return id;
   }
 
@@ -827,7 +827,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
         {to_string(kind), local_id, source_id});
   }
   void keep_source_id(SourceKind kind, Id local_id, Id source_id) {
-    keep_source_id(kind, local_id, std::to_string(source_id));
+    if (source_id > 0) keep_source_id(kind, local_id, std::to_string(source_id));
   }
 
   // Runs one operation on the dialect's connection. A connection lost before the operation
@@ -1011,7 +1011,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
                             run.passed, run.compilation_json, run.result_json, run.system_json,
                             run.start_time, run.end_time, id});
         },
-        std::nullopt, false);
+        false);
   }
 
   // A queued job, its waiting workers woken once the transaction commits. gpus_needed 0: as
