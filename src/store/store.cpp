@@ -1009,7 +1009,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
           return db().exec(keeping_id_.run,
                            {submission_id, job_id, run.mode, run.runner, run.secret, run.score,
                             run.passed, run.compilation_json, run.result_json, run.system_json,
-                            run.start_time, run.end_time, id});
+                            run.start_time, run.end_time, run.meta_json, id});
         },
         false);
   }
@@ -1155,11 +1155,11 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
                           "), $1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10) ON CONFLICT (id) "
                           "DO NOTHING"})),
           run(sql({"INSERT INTO runs (id, submission_id, job_id, mode, runner, secret, score, "
-                   "passed, compilation_json, result_json, system_json, start_time, end_time) "
-                   "VALUES (COALESCE(CAST($13 AS BIGINT), ",
+                   "passed, compilation_json, result_json, system_json, start_time, end_time, "
+                   "meta_json) VALUES (COALESCE(CAST($14 AS BIGINT), ",
                    dialect.next_id("runs"),
-                   "), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO "
-                   "NOTHING"})) {}
+                   "), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) "
+                   "DO NOTHING"})) {}
     std::string leaderboard, code, submission, run;
   };
 

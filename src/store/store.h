@@ -156,6 +156,7 @@ struct NewRun {
   std::string system_json = "{}";
   Time start_time;
   Time end_time;
+  std::string meta_json;  // run_meta as a published run-level file gave it (empty: none)
 };
 
 struct Run : NewRun {

@@ -67,6 +67,43 @@ LEADERBOARDS = [
 ]
 
 
+# The AMD release's run level (one row per public run), as an export writes it.
+PUBLISHED_RUN_SCHEMA = pa.schema([
+    ("submission_id", pa.int64()), ("leaderboard_id", pa.int64()), ("user_id", pa.int64()),
+    ("submission_time", pa.timestamp("us", tz="UTC")), ("file_name", pa.large_string()),
+    ("code", pa.large_string()), ("code_id", pa.int64()), ("run_id", pa.int64()),
+    ("run_start_time", pa.timestamp("us", tz="UTC")), ("run_end_time", pa.timestamp("us", tz="UTC")),
+    ("run_mode", pa.large_string()), ("run_score", pa.float64()), ("run_passed", pa.bool_()),
+    ("run_result", pa.large_string()), ("run_compilation", pa.large_string()),
+    ("run_meta", pa.large_string()), ("run_system_info", pa.large_string()),
+])
+
+
+def run_rows():
+    """Runs as kernelbot's database recorded them: its own run_meta (no GPU in it), a test and a
+    leaderboard run per submission, anonymized user ids."""
+    rows = []
+    for k, (sid, uid, code_id, passed) in enumerate([(40001, 3, 501, True), (40007, 1, 502, True),
+                                                     (40012, 3, 503, False)]):
+        for j, mode in enumerate(["test", "leaderboard"]):
+            ok = passed or mode == "test"
+            rows.append({
+                "submission_id": sid, "leaderboard_id": 763, "user_id": uid,
+                "submission_time": t(6, k), "file_name": "fp8_mm.py",
+                "code": CODES[[77, 78, 80][k]] + f"# {code_id}\n", "code_id": code_id,
+                "run_id": 90000 + 10 * k + j, "run_start_time": t(6, 10 + 2 * k + j),
+                "run_end_time": t(6, 20 + 2 * k + j), "run_mode": mode,
+                "run_score": 1.5e-4 / (k + 1) if mode == "leaderboard" and ok else None,
+                "run_passed": ok,
+                "run_result": '{"check": "pass", "benchmark-count": "1"}' if ok else '{"check": "fail"}',
+                "run_compilation": "{}",
+                "run_meta": '{"stdout": "ok\\n", "stderr": "", "success": true, "exit_code": 0, '
+                            f'"command": "python eval.py {mode}", "duration": {12.5 + k}}}',
+                "run_system_info": '{"gpu": "AMD Instinct MI300X", "device_count": 8}',
+            })
+    return pa.Table.from_pylist(rows, schema=PUBLISHED_RUN_SCHEMA)
+
+
 def submissions_table(rows, codes, problem_names):
     return pa.table({
         "submission_id": [r[0] for r in rows], "leaderboard_id": [r[1] for r in rows],
@@ -191,6 +228,23 @@ def main():
         out = run_kj(kj, "import", "kernelbot", *files, "--db", db)
         check("0 submissions and 0 leaderboards added" in out,
               f"imported again beside them, nothing added: {out.strip()}")
+
+        # --- the run level (the AMD release's submissions.parquet) -------------------------------
+        runs_dir = tmp / "runs"
+        runs_dir.mkdir()
+        runs = run_rows()
+        amd = leaderboards_table([(763, "amd-fp8-mm", t(25, 0), "py", "FP8 GEMM on MI300",
+                                   "def ref_kernel(data): ...\n", ["MI300"])])
+        pq.write_table(runs, runs_dir / "submissions.parquet")
+        pq.write_table(amd, runs_dir / "leaderboards.parquet")
+        db = f"sqlite:{tmp / 'runs.db'}"
+        out = run_kj(kj, "import", "kernelbot", runs_dir / "submissions.parquet",
+                     runs_dir / "leaderboards.parquet", "--db", db)
+        check("3 submissions and 1 leaderboards added" in out, f"run-level import: {out.strip()}")
+        run_kj(kj, "export", "kernelbot", "--layout", "run", "--out", tmp / "runs_export", "--db", db)
+        same_rows("run level: runs", exported(tmp / "runs_export", "submissions", "run_id"),
+                  runs.sort_by("run_id"))
+        same_rows("run level: leaderboards", exported(tmp / "runs_export", "leaderboards", "id"), amd)
 
 
 if __name__ == "__main__":

@@ -301,11 +301,13 @@ void append_run(TableBuilder& t, const store::SubmissionRecord& r, const store::
   t.boolean(12, run.passed);
   t.string(13, run.result_json);
   t.string(14, run.compilation_json);
-  t.string(15, nlohmann::json{{"runner", run.runner},
-                              {"submission_mode", s.mode},
-                              {"verdict", s.verdict},
-                              {"hacked", s.hacked}}
-                   .dump());
+  // An imported run's run_meta as published; else ours.
+  t.string(15, !run.meta_json.empty() ? run.meta_json
+                                      : nlohmann::json{{"runner", run.runner},
+                                                       {"submission_mode", s.mode},
+                                                       {"verdict", s.verdict},
+                                                       {"hacked", s.hacked}}
+                                            .dump());
   t.string(16, run.system_json);
 }
 
@@ -806,6 +808,7 @@ void read_run_layout(const detail::ColumnReader& c,
     run.result_json = json_or_empty_object(detail::string_at(*result, i));
     run.compilation_json = json_or_empty_object(detail::string_at(*compilation, i));
     run.system_json = json_or_empty_object(detail::string_at(*system, i));
+    run.meta_json = detail::string_at(*meta, i);
     run.start_time = start->IsNull(i) ? s.created_at : from_micros(detail::micros_at(*start, i));
     run.end_time = end->IsNull(i) ? run.start_time : from_micros(detail::micros_at(*end, i));
     s.runs.push_back(std::move(run));

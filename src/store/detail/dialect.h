@@ -106,7 +106,7 @@ inline constexpr int kJobFieldCount = 10;
 inline constexpr int kSubmissionFieldCount = 15;
 inline constexpr std::string_view kRunFields =
     "id, submission_id, job_id, mode, runner, secret, score, passed, compilation_json, "
-    "result_json, system_json, start_time, end_time";
+    "result_json, system_json, start_time, end_time, meta_json";
 // The lease check of a held job ($1 job, $2 worker, $3 attempt).
 inline constexpr std::string_view kHeldJob =
     " WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3";
@@ -142,7 +142,7 @@ inline Job read_job(const SqlRows& row) {
 
 inline Run read_run(const SqlRows& row) {
   return Run{{row.text(3), row.text(4), row.optional_real(6), row.int64(7) != 0, row.int64(5) != 0,
-              row.text(8), row.text(9), row.text(10), row.time(11), row.time(12)},
+              row.text(8), row.text(9), row.text(10), row.time(11), row.time(12), row.text(13)},
              row.int64(0),
              row.int64(1),
              row.int64(2)};

@@ -142,8 +142,10 @@ ALTER TABLE jobs ADD COLUMN gpus_needed INTEGER NOT NULL DEFAULT 1 CHECK (gpus_n
 )sql"},
     // Imports keep the ids rows had in the dataset they came from: as the local id where it was
     // free, else here (users: whenever theirs differs, kernelbot's user ids being text). An
-    // imported leaderboard has no problem directory: its reference.py is kept as published.
-    {5, "source ids of imported rows, reference of imported leaderboards", R"sql(
+    // imported leaderboard has no problem directory: its reference.py is kept as published; so
+    // is an imported run's run_meta.
+    {5, "source ids of imported rows, reference of imported leaderboards, meta of imported runs",
+     R"sql(
 CREATE TABLE source_ids (
   kind TEXT NOT NULL CHECK (kind IN ('leaderboard', 'user', 'code', 'submission', 'run')),
   local_id {INT64} NOT NULL,
@@ -151,6 +153,7 @@ CREATE TABLE source_ids (
   PRIMARY KEY (kind, local_id)
 ){WITHOUT_ROWID};
 ALTER TABLE leaderboards ADD COLUMN reference TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN meta_json TEXT NOT NULL DEFAULT '';
 )sql"},
 };
 
