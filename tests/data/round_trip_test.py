@@ -7,7 +7,8 @@ per-competition files, and leaderboards.parquet) with ids a fresh store would no
 back as it was. Imported again, nothing is added. Imported into a store that already holds
 submissions, code and a leaderboard under those very ids (another published set), the ids are
 kept through the source-id table: exporting the set's leaderboards gives back the set, and the
-other set's rows are untouched.
+other set's rows are untouched. A run-level file as the AMD release has it (kernelbot's own
+run_meta, anonymized user ids) comes back as it was too.
 
 Run with the harness interpreter (it has pyarrow):
   $KJ_PYTHON tests/data/round_trip_test.py --kj build/kj

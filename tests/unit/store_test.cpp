@@ -315,6 +315,7 @@ TEST_P(StoreTest, DatabaseOfAnEarlierVersionIsOpenedAndMigrated) {
   EXPECT_FALSE(runs[0].secret);
   EXPECT_TRUE(runs[1].secret);
   EXPECT_EQ(runs[0].result_json, R"({"check":"pass"})");
+  EXPECT_EQ(runs[0].meta_json, "") << "version 5: judged runs have no published run_meta";
   EXPECT_EQ(store_->progress_since(runs[0].job_id, 0).size(), 1u);
   EXPECT_EQ(store_->count_jobs_by_state()[JobState::queued], 2);
   EXPECT_EQ(store_->list_workers().size(), 1u);
