@@ -386,6 +386,16 @@ class PostgresDialect final : public Dialect {
   void lock_for_migration(SqlConnection& db) override {
     db.exec("SELECT pg_advisory_xact_lock($1)", {kMigrationLockKey});
   }
+  std::string next_id(std::string_view table) const override {
+    return "nextval(pg_get_serial_sequence('" + std::string(table) + "', 'id'))";
+  }
+  Id last_id(SqlConnection& db) override { return *db.scalar("SELECT lastval()"); }
+  // nextval first: the sequence never goes back below a value another transaction took.
+  void ids_inserted(SqlConnection& db, std::string_view table) override {
+    const std::string sequence = "pg_get_serial_sequence('" + std::string(table) + "', 'id')";
+    db.exec("SELECT setval(" + sequence + ", GREATEST(nextval(" + sequence +
+            "), (SELECT COALESCE(MAX(id), 1) FROM " + std::string(table) + ")))");
+  }
   std::string_view lock_rows() const override { return " FOR UPDATE"; }
   std::string_view lock_rows_skip_locked() const override { return " FOR UPDATE SKIP LOCKED"; }
   bool shared_by_servers() const override { return true; }

@@ -300,6 +300,8 @@ class SqliteDialect final : public Dialect {
   const std::string& name() const override { return path_; }
   SqlConnection& connection() override { return db_; }
   const SchemaSpelling& spelling() const override { return kSqliteSpelling; }
+  std::string next_id(std::string_view) const override { return "NULL"; }
+  Id last_id(SqlConnection& db) override { return *db.scalar("SELECT last_insert_rowid()"); }
 
   void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
   void committed() override {

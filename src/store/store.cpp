@@ -12,8 +12,10 @@
 #include <future>
 #include <limits>
 #include <mutex>
+#include <set>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "store/detail/dialect.h"
@@ -39,6 +41,11 @@ std::string to_string(SubmissionStatus status) { return kStateNames[static_cast<
 std::string to_string(JobState state) { return kStateNames[static_cast<int>(state)]; }
 
 int latest_schema_version() { return detail::migrations().back().version; }
+
+std::string to_string(SourceKind kind) {
+  constexpr const char* kNames[] = {"leaderboard", "user", "code", "submission", "run"};
+  return kNames[static_cast<int>(kind)];
+}
 
 namespace detail {
 namespace {
@@ -296,7 +303,14 @@ class SqlStore final : public Store {
       const auto code_id =
           db().scalar("SELECT code_id FROM submissions WHERE id = $1", {submission_id});
       if (!code_id) return false;
-      // Jobs, runs and progress go with it (ON DELETE CASCADE); its code unless shared.
+      // Jobs, runs and progress go with it (ON DELETE CASCADE); its code unless shared; the
+      // source ids of what goes, so that no later row under a reused id inherits them.
+      db().exec(
+          "DELETE FROM source_ids WHERE (kind = 'submission' AND local_id = $1) OR (kind = 'run' "
+          "AND local_id IN (SELECT id FROM runs WHERE submission_id = $1)) OR (kind = 'code' AND "
+          "local_id = $2 AND NOT EXISTS (SELECT 1 FROM submissions WHERE code_id = $2 AND id <> "
+          "$1))",
+          {submission_id, *code_id});
       db().exec("DELETE FROM submissions WHERE id = $1", {submission_id});
       db().exec(
           "DELETE FROM code_files WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM submissions "
@@ -625,8 +639,9 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     });
   }
 
-  int import_submissions(std::span<const NewLeaderboard> leaderboards, std::vector<Id>& created,
-                         const std::function<bool(ImportedSubmission&)>& next) override {
+  ImportOutcome import_submissions(std::span<const ImportedLeaderboard> leaderboards,
+                                   std::vector<Id>& leaderboard_ids,
+                                   const std::function<bool(ImportedSubmission&)>& next) override {
     // `next` cannot be rewound: a connection lost mid-import is not retried like other operations.
     bool started = false;
     return guarded("import_submissions", [&] {
@@ -638,43 +653,71 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
       started = true;
       auto settings = dialect_->bulk_write(db());
       SqlTransaction transaction(db());
-      created.clear();
-      for (const auto& leaderboard : leaderboards)
-        created.push_back(insert_leaderboard(leaderboard));
-      const Time now = options_.now();
-      int added = 0;
-      // A user is looked up (or created) once per import, not once per submission.
-      std::unordered_map<std::string, Id> users;
-      Id checked_leaderboard = 0;
+      ImportOutcome outcome;
+      kept_ids_.clear();
+      leaderboard_ids.clear();
+      for (const auto& leaderboard : leaderboards) {
+        const auto existing =
+            db().scalar("SELECT id FROM leaderboards WHERE name = $1", {leaderboard.name});
+        const Id id = existing ? *existing : insert_leaderboard(leaderboard, leaderboard.source_id);
+        if (leaderboard.source_id)
+          keep_source_id(SourceKind::leaderboard, id, *leaderboard.source_id);
+        leaderboard_ids.push_back(id);
+        outcome.leaderboards_added += existing ? 0 : 1;
+      }
+      ImportState state;
+      state.now = options_.now();
       ImportPrefetch prefetch(next);
       for (auto batch = prefetch.acquire(); !batch.empty(); batch = prefetch.acquire()) {
         for (const auto& slot : batch) {
-          added += import_one(slot.first, slot.second, now, users, checked_leaderboard);
+          outcome.submissions_added += import_one(slot.first, slot.second, state);
         }
       }
+      for (const auto& table : kept_ids_) dialect_->ids_inserted(db(), table);
       transaction.commit();
-      return added;
+      return outcome;
+    });
+  }
+
+  std::unordered_map<Id, std::string> source_ids(SourceKind kind) override {
+    return guarded("source_ids", [&] {
+      std::unordered_map<Id, std::string> ids;
+      for (auto rows = db().query("SELECT local_id, source_id FROM source_ids WHERE kind = $1",
+                                  {to_string(kind)});
+           rows->next();) {
+        ids.emplace(rows->int64(0), rows->text(1));
+      }
+      return ids;
     });
   }
 
  private:
+  // What an import looks up once: the users by name, the leaderboard last checked; the code
+  // rows it stored or found (their source ids are settled).
+  struct ImportState {
+    Time now;
+    std::unordered_map<std::string, Id> users;
+    Id checked_leaderboard = 0;
+    std::unordered_set<Id> codes;
+  };
+
   // One imported submission inside the import's transaction: 1 when added, 0 when present.
-  int import_one(const ImportedSubmission& s, const std::string& code_sha256, Time now,
-                 std::unordered_map<std::string, Id>& users, Id& checked_leaderboard) {
-    if (s.leaderboard_id != checked_leaderboard) {
+  int import_one(const ImportedSubmission& s, const std::string& code_sha256, ImportState& state) {
+    if (s.leaderboard_id != state.checked_leaderboard) {
       require_row("import_submissions", "leaderboards", "leaderboard", s.leaderboard_id);
-      checked_leaderboard = s.leaderboard_id;
+      state.checked_leaderboard = s.leaderboard_id;
     }
-    auto known = users.find(s.user_name);
-    if (known == users.end()) {
+    auto known = state.users.find(s.user_name);
+    if (known == state.users.end()) {
       const Id id = *db().scalar(
           "INSERT INTO users (name, is_admin, created_at) VALUES ($1, 0, $2) ON CONFLICT (name) "
           "DO UPDATE SET name = excluded.name RETURNING id",
-          {s.user_name, now});
-      known = users.emplace(s.user_name, id).first;
+          {s.user_name, state.now});
+      if (!s.source_user_id.empty()) keep_source_id(SourceKind::user, id, s.source_user_id);
+      known = state.users.emplace(s.user_name, id).first;
     }
     const Id user_id = known->second;
-    const Id code_id = put_code(s.code, code_sha256);
+    const Id code_id = import_code(s.code, code_sha256, s.source_code_id, state);
     if (db().scalar(
             "SELECT 1 FROM submissions WHERE user_id = $1 AND leaderboard_id = $2 AND "
             "created_at = $3 AND code_id = $4 AND gpu_type = $5 AND mode = $6 AND "
@@ -682,18 +725,76 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
             {user_id, s.leaderboard_id, s.created_at, code_id, s.gpu_type, s.mode, s.file_name})) {
       return 0;
     }
-    const Id submission_id = db().insert(
-        "INSERT INTO submissions (user_id, leaderboard_id, file_name, code_id, gpu_type, mode, "
-        "created_at, status, verdict, score, hacked) VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', "
-        "$8, $9, $10)",
-        {user_id, s.leaderboard_id, s.file_name, code_id, s.gpu_type, s.mode, s.created_at,
-         s.verdict, s.score, s.hacked});
+    const Id submission_id =
+        insert_keeping_id(SourceKind::submission, "submissions", s.source_id, [&](auto id) {
+          return db().exec(keeping_id_.submission,
+                           {user_id, s.leaderboard_id, s.file_name, code_id, s.gpu_type, s.mode,
+                            s.created_at, s.verdict, s.score, s.hacked, id});
+        });
     const Id job_id = db().insert(
         "INSERT INTO jobs (submission_id, gpu_type, state, created_at, updated_at) VALUES ($1, $2, "
         "'done', $3, $4)",
-        {submission_id, s.gpu_type, s.created_at, now});
-    for (const auto& run : s.runs) insert_run(submission_id, job_id, run);
+        {submission_id, s.gpu_type, s.created_at, state.now});
+    for (std::size_t i = 0; i < s.runs.size(); ++i) {
+      insert_run(submission_id, job_id, s.runs[i],
+                 i < s.source_run_ids.size() ? s.source_run_ids[i] : std::nullopt);
+    }
     return 1;
+  }
+
+  // An imported code's id: the stored one of the same content (its source id recorded when it
+  // differs and this import did not store it), else a new row under its source id where free.
+  Id import_code(std::string_view code, const std::string& hash, std::optional<Id> source,
+                 ImportState& state) {
+    const auto insert = [&](std::optional<Id> id) {
+      // No conflict target: the content (sha256) or the id may be taken.
+      return db().exec(keeping_id_.code, {hash, Bytes{code}, state.now, id});
+    };
+    if (const auto id = db().scalar("SELECT id FROM code_files WHERE sha256 = $1", {hash})) {
+      // Content stored twice under two published ids (one code_files row): the first id stays.
+      if (source && state.codes.insert(*id).second) keep_source_id(SourceKind::code, *id, *source);
+      return *id;
+    }
+    const Id id = insert_keeping_id(SourceKind::code, "code_files", source, insert);
+    state.codes.insert(id);
+    return id;
+  }
+
+  // A new row of `table` under its published id `source` where no row has it, else under a new
+  // id with `source` recorded as its source id. `insert(id)` runs the table's INSERT ... ON
+  // CONFLICT DO NOTHING with the row under `id` (nullopt: a new one) and returns the rows it
+  // inserted. Returns the row's id; 0 for a new row nobody needs the id of (need_id false).
+  template <typename Insert>
+  Id insert_keeping_id(SourceKind kind, std::string_view table, std::optional<Id> source,
+                       Insert&& insert, bool need_id = true) {
+    // A store's ids are positive: a published id of 0 (null) or below is neither kept nor recorded.
+    const Id wanted = source.value_or(0);
+    if (wanted > 0 && insert(std::optional<Id>(wanted)) == 1) {
+      kept_ids_.insert(std::string(table));
+      return wanted;
+    }
+    if (insert(std::optional<Id>()) != 1) {  // PostgreSQL: the sequence behind ids kept
+      dialect_->ids_inserted(db(), table);
+      if (insert(std::optional<Id>()) != 1) {
+        throw std::runtime_error("no free id for a new row of " + std::string(table));
+      }
+    }
+    if (wanted <= 0 && !need_id) return 0;
+    const Id id = dialect_->last_id(db());
+    if (wanted > 0) keep_source_id(kind, id, wanted);
+    return id;
+  }
+
+  // Records the id a local row had in its dataset; the first one recorded stays.
+  void keep_source_id(SourceKind kind, Id local_id, const std::string& source_id) {
+    if (source_id.empty() || source_id == std::to_string(local_id)) return;
+    db().exec(
+        "INSERT INTO source_ids (kind, local_id, source_id) VALUES ($1, $2, $3) ON CONFLICT "
+        "(kind, local_id) DO NOTHING",
+        {to_string(kind), local_id, source_id});
+  }
+  void keep_source_id(SourceKind kind, Id local_id, Id source_id) {
+    if (source_id > 0) keep_source_id(kind, local_id, std::to_string(source_id));
   }
 
   // Runs one operation on the dialect's connection. A connection lost before the operation
@@ -793,7 +894,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
   std::vector<Leaderboard> leaderboards_where(std::string_view where, const SqlParam& key) {
     auto leaderboards = db().all(
         sql({"SELECT id, name, problem_dir, task_yaml, description, deadline, visibility, "
-             "created_at, synced_at FROM leaderboards WHERE ",
+             "created_at, synced_at, reference FROM leaderboards WHERE ",
              where, " ORDER BY name"}),
         {key}, [](const SqlRows& row) {
           return Leaderboard{
@@ -801,7 +902,8 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
               row.text(2),  row.text(3),
               row.text(4),  row.optional_time(5),
               {},           visibility_from_string(row.text(6)).value_or(Visibility::hidden),
-              row.time(7),  row.time(8)};
+              row.time(7),  row.time(8),
+              row.text(9)};
         });
     for (auto& leaderboard : leaderboards) {
       leaderboard.gpu_types =
@@ -833,21 +935,23 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
       throw StoreError(operation, "no " + std::string(what) + " with id " + std::to_string(id));
   }
 
-  // The leaderboard's rows, inside the caller's transaction; its id.
-  Id insert_leaderboard(const NewLeaderboard& leaderboard) {
+  // The leaderboard's rows, inside the caller's transaction; its id (`wanted` where free, else
+  // a new one with `wanted` as its source id).
+  Id insert_leaderboard(const NewLeaderboard& leaderboard,
+                        std::optional<Id> wanted = std::nullopt) {
     auto seed_bytes = random_bytes(8);
     std::uint64_t seed = 0;
     std::memcpy(&seed, seed_bytes.data(), sizeof seed);
     seed &= (std::uint64_t{1} << 53) - 1;  // 53 bits: exact in every JSON reader
     Id id = 0;
     try {
-      id = db().insert(
-          "INSERT INTO leaderboards (name, problem_dir, task_yaml, description, deadline, "
-          "secret_seed, visibility, created_at, synced_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-          "$8, $8)",
-          {leaderboard.name, leaderboard.problem_dir, leaderboard.task_yaml,
-           leaderboard.description, leaderboard.deadline, static_cast<std::int64_t>(seed),
-           to_string(leaderboard.visibility), options_.now()});
+      id = insert_keeping_id(SourceKind::leaderboard, "leaderboards", wanted, [&](auto at) {
+        return db().exec(
+            keeping_id_.leaderboard,
+            {leaderboard.name, leaderboard.problem_dir, leaderboard.task_yaml,
+             leaderboard.description, leaderboard.deadline, static_cast<std::int64_t>(seed),
+             to_string(leaderboard.visibility), options_.now(), leaderboard.reference, at});
+      });
     } catch (const SqlError& error) {
       if (error.kind() != SqlError::Kind::unique_violation) throw;
       throw StoreError("create_leaderboard",
@@ -870,13 +974,18 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return *db().scalar("SELECT id FROM code_files WHERE sha256 = $1", {hash});
   }
 
-  void insert_run(Id submission_id, Id job_id, const NewRun& run) {
-    db().exec(
-        "INSERT INTO runs (submission_id, job_id, mode, runner, secret, score, passed, "
-        "compilation_json, result_json, system_json, start_time, end_time) VALUES ($1, $2, $3, $4, "
-        "$5, $6, $7, $8, $9, $10, $11, $12)",
-        {submission_id, job_id, run.mode, run.runner, run.secret, run.score, run.passed,
-         run.compilation_json, run.result_json, run.system_json, run.start_time, run.end_time});
+  // A run; an imported one under its source id where free.
+  void insert_run(Id submission_id, Id job_id, const NewRun& run,
+                  std::optional<Id> source_id = std::nullopt) {
+    insert_keeping_id(
+        SourceKind::run, "runs", source_id,
+        [&](auto id) {
+          return db().exec(keeping_id_.run,
+                           {submission_id, job_id, run.mode, run.runner, run.secret, run.score,
+                            run.passed, run.compilation_json, run.result_json, run.system_json,
+                            run.start_time, run.end_time, run.meta_json, id});
+        },
+        false);
   }
 
   // A queued job, its waiting workers woken once the transaction commits. gpus_needed 0: as
@@ -998,9 +1107,40 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return static_cast<int>(abandoned.size());
   }
 
+  // The INSERTs of rows an import may put under their source ids: the id is the last parameter
+  // (NULL: a new one), a row whose id is taken is not inserted.
+  struct KeepingIdInserts {
+    explicit KeepingIdInserts(const Dialect& dialect)
+        : leaderboard(sql({"INSERT INTO leaderboards (id, name, problem_dir, task_yaml, "
+                           "description, deadline, secret_seed, visibility, created_at, "
+                           "synced_at, reference) VALUES (COALESCE(CAST($10 AS BIGINT), ",
+                           dialect.next_id("leaderboards"),
+                           "), $1, $2, $3, $4, $5, $6, $7, $8, $8, $9) ON CONFLICT (id) DO "
+                           "NOTHING"})),
+          // No conflict target: the content (sha256) or the id may be taken.
+          code(sql({"INSERT INTO code_files (id, sha256, code, created_at) VALUES "
+                    "(COALESCE(CAST($4 AS BIGINT), ",
+                    dialect.next_id("code_files"), "), $1, $2, $3) ON CONFLICT DO NOTHING"})),
+          submission(sql({"INSERT INTO submissions (id, user_id, leaderboard_id, file_name, "
+                          "code_id, gpu_type, mode, created_at, status, verdict, score, hacked) "
+                          "VALUES (COALESCE(CAST($11 AS BIGINT), ",
+                          dialect.next_id("submissions"),
+                          "), $1, $2, $3, $4, $5, $6, $7, 'done', $8, $9, $10) ON CONFLICT (id) "
+                          "DO NOTHING"})),
+          run(sql({"INSERT INTO runs (id, submission_id, job_id, mode, runner, secret, score, "
+                   "passed, compilation_json, result_json, system_json, start_time, end_time, "
+                   "meta_json) VALUES (COALESCE(CAST($14 AS BIGINT), ",
+                   dialect.next_id("runs"),
+                   "), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) "
+                   "DO NOTHING"})) {}
+    std::string leaderboard, code, submission, run;
+  };
+
   std::mutex mutex_;
+  std::set<std::string> kept_ids_;  // tables an import inserted rows into under source ids
   StoreOptions options_;
   std::unique_ptr<Dialect> dialect_;
+  KeepingIdInserts keeping_id_{*dialect_};
   SqlConnection* db_ = nullptr;  // the dialect's connection for the operation running
 };
 

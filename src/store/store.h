@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace kj::store {
@@ -47,6 +48,7 @@ struct NewLeaderboard {
   std::optional<Time> deadline;  // none: open forever
   std::vector<std::string> gpu_types;
   Visibility visibility = Visibility::listed;
+  std::string reference;  // reference.py as published, for one without a problem directory
 };
 
 // A leaderboard as users may see it: the secret seed is not part of it.
@@ -61,6 +63,7 @@ struct Leaderboard {
   Visibility visibility = Visibility::listed;
   Time created_at;
   Time synced_at;
+  std::string reference;  // as created (imported leaderboards); the problem directory has its own
 };
 
 struct User {
@@ -153,6 +156,7 @@ struct NewRun {
   std::string system_json = "{}";
   Time start_time;
   Time end_time;
+  std::string meta_json;  // run_meta as a published run-level file gave it (empty: none)
 };
 
 struct Run : NewRun {
@@ -195,7 +199,8 @@ struct SubmissionRecord {
 
 // A submission judged elsewhere (a published dataset), recorded as done with its runs. The same
 // user, leaderboard, code, GPU type, mode, file name and time is the same submission: importing
-// it again adds nothing.
+// it again adds nothing. Its ids in the dataset (none: not given) are kept: as the local ids where
+// this store has no row with them, else in the source ids (Store::source_ids).
 struct ImportedSubmission {
   std::string user_name;  // created (not an admin) when missing
   Id leaderboard_id = 0;
@@ -208,7 +213,25 @@ struct ImportedSubmission {
   std::optional<double> score;
   bool hacked = false;
   std::vector<NewRun> runs;
+  std::optional<Id> source_id, source_code_id;
+  std::string source_user_id;  // users: always a source id when it differs (text)
+  std::vector<std::optional<Id>> source_run_ids;  // per run (may be shorter than runs)
 };
+
+// A leaderboard an import names: created when the store has none of that name (under its
+// source id where free), else the store's is used. Either way its source id is kept.
+struct ImportedLeaderboard : NewLeaderboard {
+  std::optional<Id> source_id;
+};
+
+struct ImportOutcome {
+  int submissions_added = 0;
+  int leaderboards_added = 0;
+};
+
+// The tables whose imported rows keep their source ids.
+enum class SourceKind { leaderboard, user, code, submission, run };
+std::string to_string(SourceKind kind);
 
 struct RateWindow {
   int submissions = 0;  // in the window ending now
@@ -369,18 +392,18 @@ class Store {
     for_each_submission_record(leaderboard_ids, RecordCode::with, visit);
   }
   // Records submissions judged elsewhere, all in one transaction (all or none); those already
-  // present are skipped. The `leaderboards` are created first in the same transaction, their
-  // ids written to `created` (in order) before `next` is first called. `next` fills in the next
-  // submission (the object is reused from call to call) and returns false after the last; an
-  // exception from `next` rolls everything back, the leaderboards included. `next` is called
-  // on a second thread, one call at a time, a batch of submissions ahead of the inserts. Returns
-  // how many submissions were added.
-  virtual int import_submissions(std::span<const NewLeaderboard> leaderboards,
-                                 std::vector<Id>& created,
-                                 const std::function<bool(ImportedSubmission&)>& next) = 0;
+  // present are skipped. The `leaderboards` are looked up by name or created first in the same
+  // transaction, their ids written to `leaderboard_ids` (in order) before `next` is first called.
+  // `next` fills in the next submission (the object is reused from call to call) and returns
+  // false after the last; an exception from `next` rolls everything back, the leaderboards
+  // included. `next` is called on a second thread, one call at a time, a batch of submissions
+  // ahead of the inserts. Source ids: ImportedSubmission, ImportedLeaderboard.
+  virtual ImportOutcome import_submissions(
+      std::span<const ImportedLeaderboard> leaderboards, std::vector<Id>& leaderboard_ids,
+      const std::function<bool(ImportedSubmission&)>& next) = 0;
   int import_submissions(const std::function<bool(ImportedSubmission&)>& next) {
-    std::vector<Id> created;
-    return import_submissions({}, created, next);
+    std::vector<Id> ids;
+    return import_submissions({}, ids, next).submissions_added;
   }
   int import_submissions(std::span<const ImportedSubmission> submissions) {
     std::size_t i = 0;
@@ -390,6 +413,9 @@ class Store {
       return true;
     });
   }
+  // The ids imported rows of `kind` had in their dataset, by local id, where the two differ (an
+  // export writes these instead of the local ids).
+  virtual std::unordered_map<Id, std::string> source_ids(SourceKind kind) = 0;
 };
 
 // "sqlite:PATH" or a plain path: SQLite (created if missing, migrated to the current schema).

@@ -1,9 +1,9 @@
 """kj export/import/stats on a small hand-made kernelbot-data fixture.
 
 Round trip: fixture -> import -> export -> read back with pandas, pyarrow and Hugging Face
-datasets -> import into a fresh store -> export again: the same content (the store's own ids
-aside, which must map one to one). Bad files: clear errors, nothing imported. Analysis commands
-against answers computed by hand for the fixture below.
+datasets -> import into a fresh store -> export again: the same files, ids included. Bad files:
+clear errors, nothing imported. Analysis commands against answers computed by hand for the
+fixture below.
 
 Run with the harness interpreter (it has pyarrow, pandas, datasets):
   $KJ_PYTHON tests/data/datasets_test.py --kj build/kj
@@ -53,7 +53,6 @@ RUN_COLUMNS = ["submission_id", "leaderboard_id", "user_id", "submission_time", 
                "code_id", "run_id", "run_start_time", "run_end_time", "run_mode", "run_score",
                "run_passed", "run_result", "run_compilation", "run_meta", "run_system_info"]
 LEADERBOARD_COLUMNS = ["id", "name", "deadline", "lang", "description", "reference", "gpu_types"]
-IDS = {"submission_id", "leaderboard_id", "user_id", "code_id", "run_id", "id"}
 
 
 def write_fixture(dir_):
@@ -163,24 +162,6 @@ def check_hub_dataset(dir_, configs, cache):
     return meta, body
 
 
-def without_ids(table):
-    df = table.to_pandas()
-    return df[[c for c in df.columns if c not in IDS]]
-
-
-def same_up_to_ids(a, b, id_columns):
-    """Equal content, and each id column of a maps one to one onto b's."""
-    if a.num_rows != b.num_rows or a.schema != b.schema:
-        return False
-    if not without_ids(a).equals(without_ids(b)):
-        return False
-    for c in id_columns:
-        pairs = set(zip(a.column(c).to_pylist(), b.column(c).to_pylist()))
-        if len({x for x, _ in pairs}) != len(pairs) or len({y for _, y in pairs}) != len(pairs):
-            return False
-    return True
-
-
 def main():
     kj = Kj(kj_argument())
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,6 +235,16 @@ def main():
               "| grayscale | H100 | 1 | 1 |" in body, "card body: rows per leaderboard and GPU")
         check("kj 0." in body and "Deduplicated" in body and "`problem_name`" in body,
               "card body: kj version, how rows were deduplicated, every column")
+        # plots: one per leaderboard and GPU, files beside the card, linked from it, a dot per
+        # scored row of the export
+        plots = sorted(p.name for p in (dir_a / "assets").glob("*.svg"))
+        check(plots == ["best-grayscale-H100.svg", "best-vectoradd-A100.svg", "best-vectoradd-H100.svg"],
+              f"card plots written to assets/: {plots}")
+        check(all(f"](assets/{name})" in body for name in plots), "card body links every plot")
+        scored = df[(df.problem_name == "vectoradd") & (df.runner == "H100")].score.notna().sum()
+        svg_text = (dir_a / "assets" / "best-vectoradd-H100.svg").read_text()
+        check(svg_text.startswith("<svg") and svg_text.count('class="score"') == scored == 5,
+              f"vectoradd/H100 plot: a dot per scored row ({scored})")
         ds = datasets.load_dataset(str(dir_a), "submissions", split="train", cache_dir=str(tmp / "hf"))
         check(len(ds) == 10 and ds.column_names == SUBMISSION_SCHEMA.names,
               "Hugging Face datasets reads the submissions config")
@@ -276,13 +267,12 @@ def main():
         dir_b = tmp / "export_b"
         kj.run("export", "kernelbot", "--out", dir_b, "--db", db_b)
         for name in ["submissions", "successful_submissions"]:
-            a = read_config(dir_a, name).sort_by("submission_time")
-            b = read_config(dir_b, name).sort_by("submission_time")
-            check(same_up_to_ids(a, b, ["submission_id", "leaderboard_id", "user_id", "code_id"]),
-                  f"round trip (submission layout): {name} identical")
-        check(same_up_to_ids(read_config(dir_a, "leaderboards"), read_config(dir_b, "leaderboards"),
-                             ["id"]),
-              "round trip: leaderboards.parquet identical")
+            a = read_config(dir_a, name).sort_by("submission_id")
+            b = read_config(dir_b, name).sort_by("submission_id")
+            check(a.equals(b), f"round trip (submission layout): {name} identical, ids included")
+        check(read_config(dir_a, "leaderboards").sort_by("id").equals(
+              read_config(dir_b, "leaderboards").sort_by("id")),
+              "round trip: leaderboards.parquet identical, ids included")
 
         dir_ra = tmp / "export_runs_a"
         kj.run("export", "kernelbot", "--layout", "run", "--out", dir_ra, "--db", db_a)
@@ -295,10 +285,8 @@ def main():
                "--db", db_c)
         dir_rc = tmp / "export_runs_c"
         kj.run("export", "kernelbot", "--layout", "run", "--out", dir_rc, "--db", db_c)
-        check(same_up_to_ids(runs_a.sort_by("run_start_time"),
-                             read_config(dir_rc, "submissions").sort_by("run_start_time"),
-                             ["submission_id", "leaderboard_id", "user_id", "code_id", "run_id"]),
-              "round trip (run layout): identical")
+        check(runs_a.sort_by("run_id").equals(read_config(dir_rc, "submissions").sort_by("run_id")),
+              "round trip (run layout): identical, ids included")
         top_c = kj.json("stats", "top", "--leaderboard", "vectoradd", "--db", db_c)
         check(len(top_c) == 3 and top_c[0]["best_score"] == 1.0e-5,
               "imported run-level submissions rank on the leaderboard")
@@ -331,6 +319,11 @@ def main():
         kj.run("export", "kernelbot", "--force", "--out", dir_big, "--db", db_big)
         check([f.name for f in shards(dir_big, "submissions")] == ["train-00000-of-00001.parquet"],
               "exporting again into the directory replaces the earlier shards")
+        check([p.name for p in (dir_big / "assets").glob("*.svg")] == ["best-vectoradd-H100.svg"],
+              "one plot for the one leaderboard and GPU")
+        kj.run("export", "kernelbot", "--out", dir_big, "--db", db_a)
+        check(sorted(p.name for p in (dir_big / "assets").glob("*.svg")) == plots,
+              "exporting again into the directory replaces the earlier plots")
 
         # --- anonymize, open leaderboards --------------------------------------------------------
         dir_anon = tmp / "export_anon"

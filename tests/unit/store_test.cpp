@@ -256,6 +256,28 @@ TEST_P(StoreTest, UrlsSelectTheBackend) {
   EXPECT_THROW(open_store("sqlite:" + (dir_ / "missing-dir" / "kj.db").string()), StoreError);
 }
 
+// A published submission as the dataset import hands it to the store.
+kj::store::ImportedSubmission imported(Id board, const std::string& user, int n, Time at) {
+  kj::store::ImportedSubmission s;
+  s.user_name = user;
+  s.leaderboard_id = board;
+  s.file_name = "submission.py";
+  s.code = "def custom_kernel(x):  # " + std::to_string(n) + "\n    return x\n";
+  s.gpu_type = "H200";
+  s.mode = "leaderboard";
+  s.created_at = at + std::chrono::seconds(n);
+  s.verdict = "accepted";
+  s.score = 1e-5 * n;
+  NewRun run;
+  run.mode = "leaderboard";
+  run.runner = "H200";
+  run.score = s.score;
+  run.passed = true;
+  run.start_time = run.end_time = s.created_at;
+  s.runs.push_back(run);
+  return s;
+}
+
 // A database written by the store of schema version 4 (tests/data/make_store_fixture.cpp): a
 // SQLite file, and a pg_dump restored into this test's PostgreSQL database. Opened by this build,
 // it is migrated and everything in it reads back; its queue goes on where it stopped.
@@ -293,6 +315,7 @@ TEST_P(StoreTest, DatabaseOfAnEarlierVersionIsOpenedAndMigrated) {
   EXPECT_FALSE(runs[0].secret);
   EXPECT_TRUE(runs[1].secret);
   EXPECT_EQ(runs[0].result_json, R"({"check":"pass"})");
+  EXPECT_EQ(runs[0].meta_json, "") << "version 5: judged runs have no published run_meta";
   EXPECT_EQ(store_->progress_since(runs[0].job_id, 0).size(), 1u);
   EXPECT_EQ(store_->count_jobs_by_state()[JobState::queued], 2);
   EXPECT_EQ(store_->list_workers().size(), 1u);
@@ -313,6 +336,21 @@ TEST_P(StoreTest, DatabaseOfAnEarlierVersionIsOpenedAndMigrated) {
   EXPECT_GT(store_->create_user("carol", false).id, alice->id);
   auto added = submit(alice->id, board->id, "new code", "test", "cpu");
   EXPECT_GT(added.id, queued->submission.id);
+
+  // Version 5: the leaderboards have no published reference, no row has a source id; an import
+  // keeps a free source id as the local one and records one that a fixture row holds.
+  EXPECT_EQ(board->reference, "");
+  EXPECT_TRUE(store_->source_ids(kj::store::SourceKind::submission).empty());
+  auto taken = imported(board->id, "dave", 1, now());
+  taken.source_id = added.id;
+  auto free = imported(board->id, "dave", 2, now());
+  free.source_id = added.id + 100;
+  EXPECT_EQ(store_->import_submissions(std::vector{taken, free}), 2);
+  EXPECT_EQ(store_->get_submission(added.id + 100)->user_name, "dave");
+  const auto sources = store_->source_ids(kj::store::SourceKind::submission);
+  ASSERT_EQ(sources.size(), 1u);
+  EXPECT_EQ(sources.begin()->second, std::to_string(added.id));
+  EXPECT_EQ(store_->get_submission(sources.begin()->first)->user_name, "dave");
 }
 
 // ---- leaderboards ---------------------------------------------------------------------------
@@ -1205,26 +1243,91 @@ TEST_P(StoreTest, WaitForJobsWakesWhenAnotherConnectionQueuesOne) {
   }
 }
 
-// A published submission as the dataset import hands it to the store.
-kj::store::ImportedSubmission imported(Id board, const std::string& user, int n, Time at) {
-  kj::store::ImportedSubmission s;
-  s.user_name = user;
-  s.leaderboard_id = board;
-  s.file_name = "submission.py";
-  s.code = "def custom_kernel(x):  # " + std::to_string(n) + "\n    return x\n";
-  s.gpu_type = "H200";
-  s.mode = "leaderboard";
-  s.created_at = at + std::chrono::seconds(n);
-  s.verdict = "accepted";
-  s.score = 1e-5 * n;
-  NewRun run;
-  run.mode = "leaderboard";
-  run.runner = "H200";
-  run.score = s.score;
-  run.passed = true;
-  run.start_time = run.end_time = s.created_at;
-  s.runs.push_back(run);
-  return s;
+// Imported rows keep their published ids: as the store's ids where free; where a row of the
+// store has one, under a new id with the published one in source_ids, which an export reads.
+TEST_P(StoreTest, ImportKeepsSourceIdsWhereFreeAndRecordsTheRest) {
+  using kj::store::SourceKind;
+  open();
+  const Id board = leaderboard("vectoradd");
+  const Id carol = user("carol");
+  const auto native = submit(carol, board, "carol's code");  // submission, code and job id 1
+
+  kj::store::ImportedLeaderboard trimul;
+  trimul.name = "trimul";
+  trimul.reference = "def ref_kernel(data): ...\n";
+  trimul.source_id = 595;
+  kj::store::ImportedLeaderboard same_name;  // the store's vectoradd under another id
+  same_name.name = "vectoradd";
+  same_name.source_id = 7;
+  const kj::store::ImportedLeaderboard boards[] = {trimul, same_name};
+  auto collides = imported(595, "alice", 1, now());
+  collides.source_id = native.id;
+  collides.source_code_id = native.code_id;  // another code under the native code's id
+  collides.source_user_id = "1169453225871634432";
+  collides.source_run_ids = {std::nullopt};
+  auto fits = imported(595, "alice", 2, now());
+  fits.source_id = 1001;
+  fits.source_code_id = 77;
+  fits.source_user_id = collides.source_user_id;
+  fits.source_run_ids = {5001};
+  auto same_code = imported(595, "alice", 3, now());  // fits' code, under another published id
+  same_code.code = fits.code;
+  same_code.source_id = 1003;
+  same_code.source_code_id = 78;
+  std::vector<Id> board_ids;
+  std::size_t i = 0;
+  const std::vector<kj::store::ImportedSubmission> rows = {collides, fits, same_code};
+  const auto outcome =
+      store_->import_submissions(boards, board_ids, [&](kj::store::ImportedSubmission& s) {
+        if (i == rows.size()) return false;
+        s = rows[i++];
+        return true;
+      });
+  EXPECT_EQ(outcome.submissions_added, 3);
+  EXPECT_EQ(outcome.leaderboards_added, 1);
+  EXPECT_EQ(board_ids, (std::vector<Id>{595, board}));
+  EXPECT_EQ(store_->get_leaderboard("trimul")->reference, trimul.reference);
+
+  const auto kept = store_->get_submission(1001);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->code_id, 77);
+  EXPECT_EQ(store_->submission_runs(1001).at(0).id, 5001);
+  const auto submissions = store_->source_ids(SourceKind::submission);
+  ASSERT_EQ(submissions.size(), 1u);
+  const Id moved = submissions.begin()->first;
+  EXPECT_NE(moved, native.id);
+  EXPECT_EQ(submissions.begin()->second, std::to_string(native.id));
+  EXPECT_EQ(store_->get_submission(native.id)->user_name, "carol") << "the native row stays";
+  EXPECT_EQ(store_->get_submission(1003)->code_id, 77) << "one row per content";
+  const auto codes = store_->source_ids(SourceKind::code);
+  EXPECT_EQ(codes.size(), 1u) << "code 77 keeps its first published id";
+  EXPECT_EQ(codes.at(store_->get_submission(moved)->code_id), std::to_string(native.code_id));
+  const auto alice = store_->get_user("alice");
+  EXPECT_EQ(store_->source_ids(SourceKind::user),
+            (std::unordered_map<Id, std::string>{{alice->id, collides.source_user_id}}));
+  EXPECT_EQ(store_->source_ids(SourceKind::leaderboard),
+            (std::unordered_map<Id, std::string>{{board, "7"}}));
+
+  // Again: nothing added, nothing recorded twice.
+  i = 0;
+  EXPECT_EQ(store_
+                ->import_submissions(boards, board_ids,
+                                     [&](kj::store::ImportedSubmission& s) {
+                                       if (i == rows.size()) return false;
+                                       s = rows[i++];
+                                       return true;
+                                     })
+                .submissions_added,
+            0);
+  EXPECT_EQ(store_->source_ids(SourceKind::submission).size(), 1u);
+
+  // New rows take ids after the kept ones (on PostgreSQL the sequences moved past them).
+  EXPECT_GT(submit(carol, board, "later code").id, 1001);
+  EXPECT_GT(leaderboard("softmax"), 595);
+  // A deleted submission takes its source ids along.
+  EXPECT_TRUE(store_->delete_submission(moved));
+  EXPECT_TRUE(store_->source_ids(SourceKind::submission).empty());
+  EXPECT_TRUE(store_->source_ids(SourceKind::code).empty());
 }
 
 TEST_P(StoreTest, ImportIsAllOrNothingAndIdempotent) {

@@ -141,7 +141,43 @@ std::string body(const Card& card) {
     out << "\n## " << heading << "\n\n" << text;
     if (!text.empty() && text.back() != '\n') out << "\n";
   }
+  if (!card.plots.empty()) {
+    out << "\n## Plots\n\n" << card.plots_text;
+    if (!card.plots_text.empty() && card.plots_text.back() != '\n') out << "\n";
+    for (const auto& plot : card.plots) {
+      out << "\n![" << plot.title << "](" << kCardAssets << "/" << plot.file << ")\n";
+    }
+  }
   return out.str();
+}
+
+// Writes `text` to `path` through a temporary file beside it, renamed once complete.
+void write_whole(const fs::path& path, const std::string& text) {
+  const fs::path partial = path.parent_path() / ("." + path.filename().string() + ".partial-" +
+                                                 std::to_string(std::random_device{}()));
+  {
+    std::ofstream file(partial, std::ios::binary);
+    file << text;
+    if (!file.flush()) {
+      file.close();
+      std::error_code ec;
+      fs::remove(partial, ec);
+      throw DataError("cannot write " + path.string());
+    }
+  }
+  fs::rename(partial, path);
+}
+
+void write_plots(const std::vector<CardPlot>& plots, const fs::path& dir) {
+  const fs::path assets = dir / kCardAssets;
+  if (fs::is_directory(assets)) {
+    for (const auto& entry : fs::directory_iterator(assets)) {
+      if (entry.path().extension() == ".svg") fs::remove(entry.path());
+    }
+  }
+  if (plots.empty()) return;
+  fs::create_directories(assets);
+  for (const auto& plot : plots) write_whole(assets / plot.file, plot.svg);
 }
 
 }  // namespace
@@ -165,18 +201,8 @@ std::string features_yaml(const arrow::Schema& schema, int indent) {
 std::string render_card(const Card& card) { return front_matter(card) + "\n" + body(card); }
 
 void write_card(const Card& card, const fs::path& dir) {
-  const fs::path out = dir / "README.md";
-  const fs::path partial = dir / (".README.md.partial-" + std::to_string(std::random_device{}()));
-  {
-    std::ofstream file(partial, std::ios::binary);
-    file << render_card(card);
-    if (!file.flush()) {
-      std::error_code ec;
-      fs::remove(partial, ec);
-      throw DataError("cannot write " + out.string());
-    }
-  }
-  fs::rename(partial, out);
+  write_plots(card.plots, dir);
+  write_whole(dir / "README.md", render_card(card));
 }
 
 std::string kj_version() { return std::string("kj ") + KJ_VERSION; }

@@ -24,6 +24,13 @@ struct CardConfig {
   std::map<std::string, std::string> column_docs;  // column -> what it holds
 };
 
+// A chart the card shows: written to assets/<file> beside README.md and linked from its body.
+struct CardPlot {
+  std::string file;  // e.g. "best-nvfp4_gemv-B200.svg"
+  std::string title;
+  std::string svg;
+};
+
 struct Card {
   std::string pretty_name;
   std::string license;  // a hub license id ("other" when the operator chose none)
@@ -32,7 +39,12 @@ struct Card {
   std::vector<CardConfig> configs;
   std::string summary;                                        // the first paragraph
   std::vector<std::pair<std::string, std::string>> sections;  // heading, markdown
+  std::string plots_text;                                     // above the plots
+  std::vector<CardPlot> plots;                                // after the sections, under "Plots"
 };
+
+// The directory of a card's plots, relative to the card.
+inline constexpr const char* kCardAssets = "assets";
 
 // The hub's size category of a dataset with `rows` rows ("n<1K", "1K<n<10K", ...).
 std::string size_category(std::int64_t rows);
@@ -43,7 +55,8 @@ std::string features_yaml(const arrow::Schema& schema, int indent);
 // The whole README.md.
 std::string render_card(const Card& card);
 
-// Writes render_card(card) to `dir`/README.md (replacing it only once complete).
+// Writes the plots to `dir`/assets/ (the .svg files of an earlier export there are removed) and
+// render_card(card) to `dir`/README.md (replacing it only once complete).
 void write_card(const Card& card, const std::filesystem::path& dir);
 
 // "kj <version>", the version kj was built as.

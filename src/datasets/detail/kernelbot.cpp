@@ -2,6 +2,9 @@
 #include <arrow/api.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <random>
@@ -108,10 +111,45 @@ std::string read_file_or_empty(const fs::path& path) {
   return text.str();
 }
 
-// The user ids and names as written: the store's, or user-1..user-N in a random order.
+// The ids an export writes: those imported rows had in their dataset (Store::source_ids), else
+// the store's own.
+class ExportedIds {
+ public:
+  explicit ExportedIds(store::Store& store) {
+    for (const auto kind :
+         {store::SourceKind::leaderboard, store::SourceKind::user, store::SourceKind::code,
+          store::SourceKind::submission, store::SourceKind::run}) {
+      sources_[static_cast<std::size_t>(kind)] = store.source_ids(kind);
+    }
+  }
+  // A number (an id column of type int64): the source id when it is one.
+  std::int64_t number(store::SourceKind kind, store::Id local) const {
+    const auto* source = find(kind, local);
+    if (source == nullptr) return local;
+    std::int64_t value = 0;
+    const auto [end, error] =
+        std::from_chars(source->data(), source->data() + source->size(), value);
+    return error == std::errc() && end == source->data() + source->size() ? value : local;
+  }
+  std::string text(store::SourceKind kind, store::Id local) const {
+    const auto* source = find(kind, local);
+    return source != nullptr ? *source : std::to_string(local);
+  }
+
+ private:
+  const std::string* find(store::SourceKind kind, store::Id local) const {
+    const auto& ids = sources_[static_cast<std::size_t>(kind)];
+    const auto it = ids.find(local);
+    return it == ids.end() ? nullptr : &it->second;
+  }
+  std::array<std::unordered_map<store::Id, std::string>, 5> sources_;
+};
+
+// The user ids and names as written: the store's (the source's ids of imported users), or
+// user-1..user-N in a random order.
 class UserNames {
  public:
-  explicit UserNames(bool anonymize) : anonymize_(anonymize) {}
+  UserNames(bool anonymize, const ExportedIds& ids) : anonymize_(anonymize), ids_(ids) {}
   void see(store::Id id, const std::string& name) { names_.emplace(id, name); }
   void finish() {
     if (!anonymize_) return;
@@ -122,13 +160,20 @@ class UserNames {
       anonymous_[ids[i]] = static_cast<store::Id>(i + 1);
     }
   }
-  store::Id id(store::Id user) const { return anonymize_ ? anonymous_.at(user) : user; }
+  std::int64_t id(store::Id user) const {
+    return anonymize_ ? anonymous_.at(user) : ids_.number(store::SourceKind::user, user);
+  }
+  std::string id_text(store::Id user) const {
+    return anonymize_ ? std::to_string(anonymous_.at(user))
+                      : ids_.text(store::SourceKind::user, user);
+  }
   std::string name(store::Id user) const {
     return anonymize_ ? "user-" + std::to_string(anonymous_.at(user)) : names_.at(user);
   }
 
  private:
   bool anonymize_;
+  const ExportedIds& ids_;
   std::map<store::Id, std::string> names_;
   std::unordered_map<store::Id, store::Id> anonymous_;
 };
@@ -141,22 +186,23 @@ struct SubmissionRow {
   bool passed = false;
 };
 
-// kernelbot's status column: succeeded when the score counts, hacked, else our verdict (or the
-// submission's state while it has none).
+// kernelbot's status column: succeeded when the score counts or the verdict is accepted (a
+// passing job, in kernelbot's words), hacked, else our verdict (or the submission's state while
+// it has none).
 std::string status_of(const store::SubmissionRecord& r, const std::optional<double>& score) {
   if (r.submission.hacked) return "hacked";
-  if (score) return "succeeded";
+  if (score || r.submission.verdict == "accepted") return "succeeded";
   if (!r.submission.verdict.empty()) return r.submission.verdict;
   return store::to_string(r.submission.status);
 }
 
-SubmissionRow submission_row(const store::SubmissionRecord& r) {
+SubmissionRow submission_row(const store::SubmissionRecord& r, const ExportedIds& ids) {
   SubmissionRow row;
   const auto& s = r.submission;
-  row.submission_id = s.id;
-  row.leaderboard_id = s.leaderboard_id;
+  row.submission_id = ids.number(store::SourceKind::submission, s.id);
+  row.leaderboard_id = ids.number(store::SourceKind::leaderboard, s.leaderboard_id);
   row.user_id = s.user_id;
-  row.code_id = s.code_id;
+  row.code_id = ids.number(store::SourceKind::code, s.code_id);
   row.problem_name = s.leaderboard_name;
   row.file_name = s.file_name;
   row.mode = s.mode;
@@ -202,7 +248,7 @@ void append(TableBuilder& t, const SubmissionRow& r, std::string_view code,
   t.integer(0, r.submission_id);
   t.integer(1, r.leaderboard_id);
   t.string(2, r.problem_name);
-  t.string(3, std::to_string(users.id(r.user_id)));
+  t.string(3, users.id_text(r.user_id));
   t.string(4, users.name(r.user_id));
   t.integer(5, r.code_id);
   t.string(6, r.file_name);
@@ -238,16 +284,16 @@ TableBuilder run_table() {
 // One public run with its submission. The AMD release has no column for the GPU: run_meta
 // carries it, with the submission's mode and verdict, so that an import restores them.
 void append_run(TableBuilder& t, const store::SubmissionRecord& r, const store::Run& run,
-                const UserNames& users) {
+                const UserNames& users, const ExportedIds& ids) {
   const auto& s = r.submission;
-  t.integer(0, s.id);
-  t.integer(1, s.leaderboard_id);
+  t.integer(0, ids.number(store::SourceKind::submission, s.id));
+  t.integer(1, ids.number(store::SourceKind::leaderboard, s.leaderboard_id));
   t.integer(2, users.id(s.user_id));
   t.time(3, micros(s.created_at));
   t.string(4, s.file_name);
   t.string(5, r.code);
-  t.integer(6, s.code_id);
-  t.integer(7, run.id);
+  t.integer(6, ids.number(store::SourceKind::code, s.code_id));
+  t.integer(7, ids.number(store::SourceKind::run, run.id));
   t.time(8, micros(run.start_time));
   t.time(9, micros(run.end_time));
   t.string(10, run.mode);
@@ -255,11 +301,13 @@ void append_run(TableBuilder& t, const store::SubmissionRecord& r, const store::
   t.boolean(12, run.passed);
   t.string(13, run.result_json);
   t.string(14, run.compilation_json);
-  t.string(15, nlohmann::json{{"runner", run.runner},
-                              {"submission_mode", s.mode},
-                              {"verdict", s.verdict},
-                              {"hacked", s.hacked}}
-                   .dump());
+  // An imported run's run_meta as published; else ours.
+  t.string(15, !run.meta_json.empty() ? run.meta_json
+                                      : nlohmann::json{{"runner", run.runner},
+                                                       {"submission_mode", s.mode},
+                                                       {"verdict", s.verdict},
+                                                       {"hacked", s.hacked}}
+                                            .dump());
   t.string(16, run.system_json);
 }
 
@@ -290,8 +338,8 @@ std::vector<store::Leaderboard> selected_leaderboards(store::Store& store,
 
 // Writes the leaderboards config; returns its schema and number of shards.
 std::pair<std::shared_ptr<arrow::Schema>, std::int64_t> write_leaderboards(
-    const std::vector<store::Leaderboard>& leaderboards, const fs::path& dir,
-    std::int64_t max_shard_bytes) {
+    const std::vector<store::Leaderboard>& leaderboards, const ExportedIds& ids,
+    const fs::path& dir, std::int64_t max_shard_bytes) {
   TableBuilder t;
   t.add("id", arrow::int64());
   t.add("name", text());
@@ -301,13 +349,13 @@ std::pair<std::shared_ptr<arrow::Schema>, std::int64_t> write_leaderboards(
   t.add("reference", text());
   t.add("gpu_types", arrow::list(arrow::utf8()));
   for (const auto& l : leaderboards) {
-    t.integer(0, l.id);
+    t.integer(0, ids.number(store::SourceKind::leaderboard, l.id));
     t.string(1, l.name);
     t.optional_time(2, l.deadline);
     t.string(3, task_lang(l.task_yaml));
     t.string(4, l.description);
     t.string(5, l.problem_dir.empty()
-                    ? ""
+                    ? l.reference
                     : read_file_or_empty(fs::path(l.problem_dir) / "reference.py"));
     t.strings(6, l.gpu_types);
   }
@@ -379,8 +427,71 @@ std::string counts_table(const LeaderboardGpuCounts& counts) {
   return out.str();
 }
 
+// The scored rows written, per leaderboard and GPU type, for the card's plots: the best score
+// over time, as `kj stats progression --plot` draws one user's (here every user's rows).
+class ScoreHistory {
+ public:
+  void add(const std::string& leaderboard, const std::string& gpu, std::int64_t id,
+           std::int64_t time, double score) {
+    auto& points = rows_[{leaderboard, gpu}];
+    ProgressionPoint p;
+    p.submission_id = id;
+    p.time = from_micros(time);
+    p.score = score;
+    points.push_back(p);
+  }
+  // One plot per leaderboard and GPU type, those with the most scored rows first, at most
+  // kMaxPlots. Of many rows the plot shows every new best and an even sample of the rest.
+  std::vector<detail::CardPlot> plots() const {
+    std::vector<
+        std::pair<std::pair<std::string, std::string>, const std::vector<ProgressionPoint>*>>
+        order;
+    for (const auto& [key, points] : rows_) order.emplace_back(key, &points);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.second->size() > b.second->size();
+    });
+    if (order.size() > kMaxPlots) order.resize(kMaxPlots);
+    std::vector<detail::CardPlot> plots;
+    for (const auto& [key, rows] : order) {
+      auto points = *rows;
+      std::stable_sort(points.begin(), points.end(),
+                       [](const auto& a, const auto& b) { return a.time < b.time; });
+      std::optional<double> best;
+      std::vector<ProgressionPoint> shown;
+      const std::size_t every = (points.size() + kMaxDots - 1) / kMaxDots;  // 1 up to kMaxDots
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        auto& p = points[i];
+        const bool record = !best || *p.score < *best;
+        if (record) best = p.score;
+        p.best_so_far = best;
+        if (record || i % every == 0 || i + 1 == points.size()) shown.push_back(p);
+      }
+      std::string title = key.first + " on " + key.second + ": best score over time (" +
+                          std::to_string(points.size()) + " scored rows";
+      title += shown.size() < points.size() ? ", " + std::to_string(shown.size()) + " shown)" : ")";
+      plots.push_back({"best-" + file_part(key.first) + "-" + file_part(key.second) + ".svg", title,
+                       progression_svg(shown, title)});
+    }
+    return plots;
+  }
+
+ private:
+  static constexpr std::size_t kMaxPlots = 12;
+  static constexpr std::size_t kMaxDots = 2000;
+  // A name as part of a file name: letters, digits, '.', '_' and '-' kept, the rest '_'.
+  static std::string file_part(std::string name) {
+    for (char& c : name) {
+      const bool keep =
+          std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      if (!keep) c = '_';
+    }
+    return name;
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<ProgressionPoint>> rows_;
+};
+
 detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::CardConfig> configs,
-                            const LeaderboardGpuCounts& counts) {
+                            const LeaderboardGpuCounts& counts, const ScoreHistory& scores) {
   const bool by_submission = options.layout == KernelbotLayout::submission;
   detail::Card card;
   card.pretty_name = "kernelbot-data export";
@@ -431,6 +542,14 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
       "`kj import kernelbot data/submissions/*.parquet data/leaderboards/*.parquet` loads the "
       "files into a kerneljudge store; "
       "`kj stats top --leaderboard NAME` ranks them.\n");
+  card.plots = scores.plots();
+  card.plots_text =
+      "Each leaderboard's best score over time on each GPU type, from the scored rows of the "
+      "`submissions` config (" +
+      std::string(by_submission ? "counted scores" : "passed public `leaderboard` runs") +
+      "): a dot per row (of more than 2,000, every new best and an even sample of the others; "
+      "log scale when scores span more than 10×), the line the best so far. "
+      "Drawn by kj as `kj stats progression --plot` draws one user's.\n";
   return card;
 }
 
@@ -438,7 +557,7 @@ detail::Card kernelbot_card(const KernelbotExport& options, std::vector<detail::
 
 struct LeaderboardRow {
   std::int64_t id = 0;
-  std::string name, lang, description;
+  std::string name, lang, description, reference;
   std::optional<store::Time> deadline;
   std::vector<std::string> gpu_types;
 };
@@ -448,8 +567,8 @@ struct LeaderboardRow {
 // submissions are stored (on the store's second thread), so that decoding it runs beside the
 // inserts and one batch is in memory at a time.
 struct SubmissionColumns {
-  std::shared_ptr<arrow::Array> submission_id, problem_name, user_id, user_name, file_name, status,
-      mode, runner, code;
+  std::shared_ptr<arrow::Array> submission_id, leaderboard_id, problem_name, user_id, user_name,
+      code_id, file_name, status, mode, runner, code;
   std::unique_ptr<detail::StreamedStrings> streamed_code;
   std::shared_ptr<arrow::TimestampArray> time;
   std::shared_ptr<arrow::DoubleArray> score;
@@ -478,15 +597,17 @@ struct Pending {
   std::vector<PendingSubmission> submissions;
   std::vector<std::string> leaderboards;            // names, resolved to ids at the end
   std::vector<std::vector<std::string>> gpu_types;  // per leaderboard, as seen in the rows
+  std::vector<std::int64_t> source_ids;             // per leaderboard, as the first row has it
   std::map<std::string, std::size_t, std::less<>> leaderboard_index;
   std::vector<SubmissionColumns> columns;            // per submission-level file
   std::vector<store::ImportedSubmission> run_level;  // complete but for leaderboard_id
 
-  std::size_t leaderboard(std::string_view name) {
+  std::size_t leaderboard(std::string_view name, std::int64_t source_id) {
     auto it = leaderboard_index.find(name);
     if (it != leaderboard_index.end()) return it->second;
     leaderboards.emplace_back(name);
     gpu_types.emplace_back();
+    source_ids.push_back(source_id);
     return leaderboard_index.emplace(std::string(name), leaderboards.size() - 1).first->second;
   }
   void see_gpu(std::size_t leaderboard, std::string_view gpu) {
@@ -501,7 +622,7 @@ std::vector<LeaderboardRow> read_leaderboards(const detail::ColumnReader& c) {
   auto deadline = c.timestamps("deadline");
   auto lang = c.strings("lang");
   auto description = c.strings("description");
-  c.strings("reference");
+  auto reference = c.strings("reference");
   auto gpus = c.string_lists("gpu_types");
   auto gpu_values = std::static_pointer_cast<arrow::StringArray>(gpus->values());
   std::vector<LeaderboardRow> rows;
@@ -513,6 +634,7 @@ std::vector<LeaderboardRow> read_leaderboards(const detail::ColumnReader& c) {
     if (!deadline->IsNull(i)) r.deadline = from_micros(detail::micros_at(*deadline, i));
     r.lang = detail::string_at(*lang, i);
     r.description = detail::string_at(*description, i);
+    r.reference = detail::string_at(*reference, i);
     if (!gpus->IsNull(i)) {
       for (auto k = gpus->value_offset(i); k < gpus->value_offset(i + 1); ++k) {
         r.gpu_types.emplace_back(gpu_values->GetView(k));
@@ -532,11 +654,11 @@ void read_submission_layout(const detail::ColumnReader& c, Pending& pending,
                             detail::ProgressBar& bar) {
   SubmissionColumns cols;
   cols.submission_id = c.integers("submission_id");
-  c.integers("leaderboard_id");
+  cols.leaderboard_id = c.integers("leaderboard_id");
   cols.problem_name = c.strings("problem_name");
   cols.user_id = c.strings("user_id");
   cols.user_name = c.strings("user_name");
-  c.integers("code_id");
+  cols.code_id = c.integers("code_id");
   cols.file_name = c.strings("file_name");
   cols.time = c.timestamps("submission_time");
   cols.status = c.strings("status");
@@ -553,7 +675,8 @@ void read_submission_layout(const detail::ColumnReader& c, Pending& pending,
     PendingSubmission p;
     p.time = detail::micros_at(*cols.time, i);
     p.origin = detail::integer_at(*cols.submission_id, i);
-    p.leaderboard = pending.leaderboard(detail::string_at(*cols.problem_name, i));
+    p.leaderboard = pending.leaderboard(detail::string_at(*cols.problem_name, i),
+                                        detail::integer_at(*cols.leaderboard_id, i));
     p.file = file;
     p.row = i;
     const auto gpu = detail::string_at(*cols.runner, i);
@@ -572,6 +695,10 @@ void read_submission_layout(const detail::ColumnReader& c, Pending& pending,
 
 // The submission at row i of a submission-level file, into `s` (whose buffers are reused).
 void fill_submission(const SubmissionColumns& c, std::int64_t i, store::ImportedSubmission& s) {
+  s.source_id = detail::integer_at(*c.submission_id, i);
+  s.source_code_id = detail::integer_at(*c.code_id, i);
+  s.source_user_id.assign(detail::string_at(*c.user_id, i));
+  s.source_run_ids.clear();
   const auto name = detail::string_at(*c.user_name, i);
   if (name.empty()) {
     s.user_name.assign("user-").append(detail::string_at(*c.user_id, i));
@@ -611,8 +738,8 @@ void read_run_layout(const detail::ColumnReader& c,
   auto time = c.timestamps("submission_time");
   auto file_name = c.strings("file_name");
   auto code = c.strings("code");
-  c.integers("code_id");
-  c.integers("run_id");
+  auto code_id = c.integers("code_id");
+  auto run_id = c.integers("run_id");
   auto start = c.timestamps("run_start_time");
   auto end = c.timestamps("run_end_time");
   auto mode = c.strings("run_mode");
@@ -661,10 +788,13 @@ void read_run_layout(const detail::ColumnReader& c,
       s.mode = meta_json.value("submission_mode", std::string());
       s.verdict = meta_json.value("verdict", std::string());
       s.hacked = meta_json.value("hacked", false);
+      s.source_id = origin;
+      s.source_code_id = detail::integer_at(*code_id, i);
+      s.source_user_id = std::to_string(detail::integer_at(*user_id, i));
       PendingSubmission p;
       p.time = micros(s.created_at);
       p.origin = origin;
-      p.leaderboard = pending.leaderboard(lb_name->second);
+      p.leaderboard = pending.leaderboard(lb_name->second, lb);
       p.run_level = static_cast<std::int64_t>(pending.run_level.size());
       pending.submissions.push_back(p);
       pending.run_level.push_back(std::move(s));
@@ -678,9 +808,11 @@ void read_run_layout(const detail::ColumnReader& c,
     run.result_json = json_or_empty_object(detail::string_at(*result, i));
     run.compilation_json = json_or_empty_object(detail::string_at(*compilation, i));
     run.system_json = json_or_empty_object(detail::string_at(*system, i));
+    run.meta_json = detail::string_at(*meta, i);
     run.start_time = start->IsNull(i) ? s.created_at : from_micros(detail::micros_at(*start, i));
     run.end_time = end->IsNull(i) ? run.start_time : from_micros(detail::micros_at(*end, i));
     s.runs.push_back(std::move(run));
+    s.source_run_ids.emplace_back(detail::integer_at(*run_id, i));
     bar.advance();
   }
   // Files of the AMD release carry no GPU, mode or verdict: taken from the runs.
@@ -748,7 +880,8 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   fs::create_directories(options.out_dir);
   ExportCounts counts;
   counts.leaderboards = static_cast<std::int64_t>(leaderboards.size());
-  UserNames users(options.anonymize);
+  const ExportedIds exported_ids(store);
+  UserNames users(options.anonymize, exported_ids);
   const bool progress = detail::want_progress(options.progress);
   const bool by_submission = options.layout == KernelbotLayout::submission;
   // First pass, without code: the users (anonymized ids need them all) and, per submission, the
@@ -806,6 +939,7 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
   std::map<store::Id, std::string> names;
   for (const auto& l : leaderboards) names[l.id] = l.name;
   LeaderboardGpuCounts per_gpu;
+  ScoreHistory scores;
   if (!ids.empty()) {
     detail::ProgressBar bar(progress, by_submission ? "writing submissions" : "writing runs",
                             total);
@@ -817,11 +951,14 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
           if (by_submission) {
             while (next_kept < kept.size() && kept[next_kept] < r.submission.id) ++next_kept;
             if (next_kept == kept.size() || kept[next_kept] != r.submission.id) return;
-            const SubmissionRow row = submission_row(r);
+            const SubmissionRow row = submission_row(r, exported_ids);
             append(all, row, r.code, users);
             ++counts.submissions;
             auto& n = per_gpu[{row.problem_name, row.runner}];
             ++n.first;
+            if (row.score) {
+              scores.add(row.problem_name, row.runner, row.submission_id, row.time, *row.score);
+            }
             if (row.passed) {
               append(successful, row, r.code, users);
               ++counts.successful_submissions;
@@ -830,12 +967,17 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
           } else {
             for (const auto& run : r.runs) {
               if (run.secret) continue;  // secret runs stay private, as in the published release
-              append_run(all, r, run, users);
+              append_run(all, r, run, users, exported_ids);
               ++counts.submissions;
               auto& n = per_gpu[{names[r.submission.leaderboard_id], run.runner}];
               ++n.first;
+              if (run.passed && run.mode == "leaderboard" && run.score) {
+                scores.add(names[r.submission.leaderboard_id], run.runner,
+                           exported_ids.number(store::SourceKind::submission, r.submission.id),
+                           micros(r.submission.created_at), *run.score);
+              }
               if (!run.passed) continue;
-              append_run(successful, r, run, users);
+              append_run(successful, r, run, users, exported_ids);
               ++counts.successful_submissions;
               ++n.second;
             }
@@ -859,11 +1001,11 @@ ExportCounts export_kernelbot(store::Store& store, const KernelbotExport& option
                 counts.successful_submissions,
                 static_cast<std::int64_t>(successful_file.close().size()),
                 submission_docs()};
-  const auto [leaderboard_schema, leaderboard_shards] =
-      write_leaderboards(leaderboards, data / "leaderboards", options.max_shard_bytes);
+  const auto [leaderboard_schema, leaderboard_shards] = write_leaderboards(
+      leaderboards, exported_ids, data / "leaderboards", options.max_shard_bytes);
   configs[2] = {"leaderboards",      "data/leaderboards", leaderboard_schema,
                 counts.leaderboards, leaderboard_shards,  leaderboard_docs()};
-  detail::write_card(kernelbot_card(options, std::move(configs), per_gpu), options.out_dir);
+  detail::write_card(kernelbot_card(options, std::move(configs), per_gpu, scores), options.out_dir);
   return counts;
 }
 
@@ -940,42 +1082,42 @@ ImportCounts import_kernelbot(store::Store& store, std::span<const fs::path> fil
           detail::ColumnReader(parquet.read_only("code"), parquet.file()).strings("code");
     }
   }
-  // Leaderboards the store lacks: from leaderboards.parquet, else named only by the rows. They
-  // are created in the import's transaction.
-  std::map<std::string, store::Id> leaderboard_ids;
-  for (const auto& l : store.list_leaderboards(true)) leaderboard_ids[l.name] = l.id;
-  std::map<std::string, store::NewLeaderboard> missing;
+  // Every leaderboard the files name: from leaderboards.parquet, else named only by the rows.
+  // Those the store lacks are created in the import's transaction; all keep their source ids.
+  std::vector<store::ImportedLeaderboard> leaderboards;
   std::set<std::string> described;  // by a leaderboards.parquet row, GPU types included
   for (const auto& row : leaderboard_rows) {
-    if (leaderboard_ids.contains(row.name)) continue;
-    store::NewLeaderboard l;
+    if (!described.insert(row.name).second) continue;
+    store::ImportedLeaderboard l;
     l.name = row.name;
     l.task_yaml = row.lang.empty() ? "" : "lang: " + row.lang + "\n";
     l.description = row.description;
     l.deadline = row.deadline;
     l.gpu_types = row.gpu_types;
-    missing[row.name] = l;
-    described.insert(row.name);
+    l.reference = row.reference;
+    l.source_id = row.id;
+    leaderboards.push_back(std::move(l));
   }
   for (std::size_t i = 0; i < pending.leaderboards.size(); ++i) {
     const auto& name = pending.leaderboards[i];
-    if (leaderboard_ids.contains(name) || described.contains(name)) continue;
-    auto& l = missing[name];
+    if (described.contains(name)) continue;
+    store::ImportedLeaderboard l;
     l.name = name;
     l.gpu_types = pending.gpu_types[i];
+    l.source_id = pending.source_ids[i];
+    leaderboards.push_back(std::move(l));
   }
-  std::vector<store::NewLeaderboard> to_create;
-  for (auto& [name, l] : missing) to_create.push_back(std::move(l));
-  std::vector<store::Id> created;  // filled by the store before the first call of the lambda
-  std::vector<store::Id> ids;      // per pending.leaderboards
+  std::map<std::string, store::Id> leaderboard_ids;
+  std::vector<store::Id> stored;  // filled by the store before the first call of the lambda
+  std::vector<store::Id> ids;     // per pending.leaderboards
   detail::ProgressBar bar(show, "storing submissions",
                           static_cast<std::int64_t>(pending.submissions.size()));
   std::size_t next = 0;
-  counts.submissions_added =
-      store.import_submissions(to_create, created, [&](store::ImportedSubmission& s) {
+  const auto outcome =
+      store.import_submissions(leaderboards, stored, [&](store::ImportedSubmission& s) {
         if (ids.empty()) {
-          for (std::size_t k = 0; k < to_create.size(); ++k) {
-            leaderboard_ids[to_create[k].name] = created.at(k);
+          for (std::size_t k = 0; k < leaderboards.size(); ++k) {
+            leaderboard_ids[leaderboards[k].name] = stored.at(k);
           }
           for (const auto& name : pending.leaderboards) ids.push_back(leaderboard_ids.at(name));
         }
@@ -990,7 +1132,8 @@ ImportCounts import_kernelbot(store::Store& store, std::span<const fs::path> fil
         bar.advance();
         return true;
       });
-  counts.leaderboards_added = static_cast<std::int64_t>(to_create.size());
+  counts.submissions_added = outcome.submissions_added;
+  counts.leaderboards_added = outcome.leaderboards_added;
   return counts;
 }
 

@@ -65,6 +65,16 @@ class Dialect {
   virtual bool wait_for_jobs(std::span<const std::string> gpu_types,
                              std::chrono::milliseconds timeout) = 0;
 
+  // The SQL expression of a new id for `table`'s key in an INSERT that names the id (imports
+  // insert rows under their source ids where free): NULL makes SQLite pick the rowid; the
+  // identity's sequence on PostgreSQL.
+  virtual std::string next_id(std::string_view table) const = 0;
+  // After rows of `table` were inserted under ids of the caller's choosing: the key's sequence
+  // goes past them (PostgreSQL; SQLite picks a new rowid after the largest).
+  virtual void ids_inserted(SqlConnection&, std::string_view /*table*/) {}
+  // The id next_id() gave the row just inserted.
+  virtual Id last_id(SqlConnection& db) = 0;
+
   // Settings held while an export reads or an import writes many rows (nullptr: none).
   virtual std::shared_ptr<void> bulk_read(SqlConnection&) { return nullptr; }
   virtual std::shared_ptr<void> bulk_write(SqlConnection&) { return nullptr; }
@@ -96,7 +106,7 @@ inline constexpr int kJobFieldCount = 10;
 inline constexpr int kSubmissionFieldCount = 15;
 inline constexpr std::string_view kRunFields =
     "id, submission_id, job_id, mode, runner, secret, score, passed, compilation_json, "
-    "result_json, system_json, start_time, end_time";
+    "result_json, system_json, start_time, end_time, meta_json";
 // The lease check of a held job ($1 job, $2 worker, $3 attempt).
 inline constexpr std::string_view kHeldJob =
     " WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3";
@@ -132,7 +142,7 @@ inline Job read_job(const SqlRows& row) {
 
 inline Run read_run(const SqlRows& row) {
   return Run{{row.text(3), row.text(4), row.optional_real(6), row.int64(7) != 0, row.int64(5) != 0,
-              row.text(8), row.text(9), row.text(10), row.time(11), row.time(12)},
+              row.text(8), row.text(9), row.text(10), row.time(11), row.time(12), row.text(13)},
              row.int64(0),
              row.int64(1),
              row.int64(2)};

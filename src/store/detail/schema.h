@@ -140,6 +140,21 @@ CREATE INDEX jobs_queued_by_id ON jobs (id) WHERE state = 'queued';
     {4, "jobs: GPUs needed", R"sql(
 ALTER TABLE jobs ADD COLUMN gpus_needed INTEGER NOT NULL DEFAULT 1 CHECK (gpus_needed >= 1);
 )sql"},
+    // Imports keep the ids rows had in the dataset they came from: as the local id where it was
+    // free, else here (users: whenever theirs differs, kernelbot's user ids being text). An
+    // imported leaderboard has no problem directory: its reference.py is kept as published; so
+    // is an imported run's run_meta.
+    {5, "source ids of imported rows, reference of imported leaderboards, meta of imported runs",
+     R"sql(
+CREATE TABLE source_ids (
+  kind TEXT NOT NULL CHECK (kind IN ('leaderboard', 'user', 'code', 'submission', 'run')),
+  local_id {INT64} NOT NULL,
+  source_id TEXT NOT NULL CHECK (source_id <> ''),
+  PRIMARY KEY (kind, local_id)
+){WITHOUT_ROWID};
+ALTER TABLE leaderboards ADD COLUMN reference TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN meta_json TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 inline std::span<const Migration> migrations() { return kMigrations; }
