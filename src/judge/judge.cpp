@@ -362,7 +362,11 @@ bool WarmHarness::fits(const EvalRequest& request, const Environment& environmen
          state_->outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
 }
 
-EvalResult evaluate(const EvalRequest& request, const Environment& environment, WarmHarness* warm) {
+namespace {
+
+// One evaluation of the problem as given (evaluate picks the benchmark cases for the device).
+EvalResult evaluate_as_given(const EvalRequest& request, const Environment& environment,
+                             WarmHarness* warm) {
   if (request.mode == Mode::profile) return detail::evaluate_profile(request, environment);
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
@@ -470,6 +474,22 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
   } else {
     result.gpu_health.message = "not a GPU run";
   }
+  return result;
+}
+
+}  // namespace
+
+EvalResult evaluate(const EvalRequest& request, const Environment& environment, WarmHarness* warm) {
+  // On a CPU, the problem's CPU-sized benchmark cases stand in for its GPU-sized ones: the
+  // same checks on smaller shapes.
+  if (environment.device == "cpu" && !request.problem->cpu_benchmarks.empty()) {
+    const problem::Problem sized = request.problem->on_device(environment.device);
+    EvalRequest on_cpu = request;
+    on_cpu.problem = &sized;
+    return evaluate(on_cpu, environment, warm);
+  }
+  EvalResult result = evaluate_as_given(request, environment, warm);
+  result.benchmark_set = request.problem->benchmark_set;
   return result;
 }
 

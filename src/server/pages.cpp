@@ -4,15 +4,18 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "bench/stats.h"
+#include "judge/judge.h"
 #include "problem/problem.h"
 #include "server/detail/html.h"
 #include "server/server.h"
+#include "worker/worker.h"
 
 namespace kj::server::detail {
 namespace {
@@ -186,7 +189,7 @@ class Pages {
       std::set<store::Id> ranked;
       std::string gpus;
       for (const auto& gpu : lb.gpu_types) {
-        for (const auto& entry : ranking_(lb, gpu)) ranked.insert(entry.user_id);
+        for (const auto& entry : *ranking_(lb, gpu)) ranked.insert(entry.user_id);
         gpus += leaderboard_link(lb.name, gpu) + " ";
       }
       out << "<tr class=\"leaderboard\"><td>" << leaderboard_link(lb.name) << "</td><td>"
@@ -209,7 +212,7 @@ class Pages {
     }
     if (gpu.empty()) {  // the first GPU type anyone is ranked on
       for (const auto& type : lb.gpu_types) {
-        if (!ranking_(lb, type).empty()) {
+        if (!ranking_(lb, type)->empty()) {
           gpu = type;
           break;
         }
@@ -228,22 +231,11 @@ class Pages {
     }
     out << "</nav>";
     const auto ranking = ranking_(lb, gpu);
-    if (ranking.empty()) {
+    if (ranking->empty()) {
       out << "<p id=\"empty\">Nobody is ranked on " << escape_html(gpu) << " yet.</p>";
       return out.str();
     }
-    out << "<table id=\"ranking\"><tr><th>rank</th><th>user</th><th>score</th><th>speedup</th>"
-           "<th>submitted</th><th>submission</th></tr>";
-    for (const auto& entry : ranking) {
-      out << "<tr class=\"ranked\"><td class=\"num\">" << entry.rank << "</td><td class=\"user\">"
-          << user_link(entry.user_name) << "</td><td class=\"num score\">"
-          << escape_html(format_seconds(entry.score)) << "</td><td class=\"num\">"
-          << speedup_text(entry.submission_id) << "</td><td>" << time_text(entry.submitted_at)
-          << "</td><td>" << submission_link(entry.submission_id) << " "
-          << escape_html(entry.file_name) << "</td></tr>";
-    }
-    out << "</table>";
-    return out.str();
+    return out.str() + *ranking_table(lb.id, gpu, ranking);
   }
 
   std::string problem(const httplib::Request& req, httplib::Response&,
@@ -319,6 +311,7 @@ class Pages {
         << "</dd></dl>";
     out << "<div id=\"details\"><p id=\"reason\">" << escape_html(reason) << "</p>";
     for (const auto& run : runs) out << run_html(run, admin);
+    out << profile_html(*s, runs, viewer && (admin || viewer->id == s->user_id));
     out << "</div>";
     if (!final) {
       const std::string nonce = random_nonce();
@@ -428,15 +421,59 @@ class Pages {
     return time_text(*deadline) + (past(deadline) ? " (closed)" : "");
   }
 
-  // The public ranked run's speedup over the reference, when the judge timed the reference.
-  std::string speedup_text(store::Id submission_id) {
-    for (const auto& run : store_->submission_runs(submission_id)) {
+  using Ranking = std::shared_ptr<const std::vector<store::RankedEntry>>;
+
+  // The ranking's table, rendered once per ranking object (at 1,000 users, rendering it on every
+  // request held the page at ~100 pages/s: docs/perf.md).
+  std::shared_ptr<const std::string> ranking_table(store::Id leaderboard_id, const std::string& gpu,
+                                                   const Ranking& ranking) {
+    const auto key = std::make_pair(leaderboard_id, gpu);
+    {
+      std::lock_guard lock(tables_mutex_);
+      const auto it = tables_.find(key);
+      if (it != tables_.end() && it->second.first == ranking) return it->second.second;
+    }
+    std::string table =
+        "<table id=\"ranking\"><tr><th>rank</th><th>user</th><th>score</th><th>speedup</th>"
+        "<th>submitted</th><th>submission</th></tr>";
+    for (const auto& entry : *ranking) {
+      table += "<tr class=\"ranked\"><td class=\"num\">" + std::to_string(entry.rank) +
+               "</td><td class=\"user\">" + user_link(entry.user_name) +
+               "</td><td class=\"num score\">" + escape_html(format_seconds(entry.score)) +
+               "</td><td class=\"num\">" +
+               (entry.speedup ? bench::format_speedup(*entry.speedup) : std::string("–")) +
+               "</td><td>" + time_text(entry.submitted_at) + "</td><td>" +
+               submission_link(entry.submission_id) + " " + escape_html(entry.file_name) +
+               "</td></tr>";
+    }
+    table += "</table>";
+    auto rendered = std::make_shared<const std::string>(std::move(table));
+    std::lock_guard lock(tables_mutex_);
+    tables_[key] = {ranking, rendered};
+    return rendered;
+  }
+
+  // Profile mode: the summary, and for the owner and admins the stored report's download.
+  std::string profile_html(const store::Submission& s, const std::vector<store::Run>& runs,
+                           bool owner) {
+    for (const auto& run : runs) {
       if (run.secret) continue;
       const json result = parse_object(run.result_json);
-      const auto it = result.find("speedup");
-      if (it != result.end() && it->is_number()) return bench::format_speedup(it->get<double>());
+      if (!result.contains("profile")) continue;
+      std::string out = "<section class=\"profile\"><h3>Profile</h3><pre id=\"profile-summary\">" +
+                        escape_html(judge::profile_text(result["profile"])) + "</pre>";
+      if (owner) {
+        const std::string base = "/api/submissions/" + std::to_string(s.id) + "/profile";
+        for (const auto& file : store_->run_files(s.id)) {
+          if (file.run_id != run.id || file.name != worker::kProfileReportFile) continue;
+          out += "<p><a id=\"profile-report\" href=\"" + base +
+                 "/report\">Download the Nsight Compute report</a> (" + std::to_string(file.bytes) +
+                 " bytes) · <a href=\"" + base + "\">summary as JSON</a></p>";
+        }
+      }
+      return out + "</section>";
     }
-    return "–";
+    return "";
   }
 
   static std::string run_html(const store::Run& run, bool admin) {
@@ -645,6 +682,10 @@ var fresh=new DOMParser().parseFromString(t,'text/html');
 
   std::shared_ptr<store::Store> store_;
   RankingSource ranking_;
+  std::mutex tables_mutex_;  // guards tables_
+  std::map<std::pair<store::Id, std::string>,
+           std::pair<Ranking, std::shared_ptr<const std::string>>>
+      tables_;
 };
 
 }  // namespace

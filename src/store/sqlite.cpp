@@ -305,6 +305,12 @@ class SqliteDialect final : public Dialect {
   const std::string& name() const override { return path_; }
   SqlConnection& connection() override { return db_; }
   const SchemaSpelling& spelling() const override { return kSqliteSpelling; }
+  std::string json_number(std::string_view column, std::string_view key) const override {
+    const std::string path = "'$." + std::string(key) + "'";
+    return "CASE WHEN json_type(" + std::string(column) + ", " + path +
+           ") IN ('integer', 'real') THEN json_extract(" + std::string(column) + ", " + path +
+           ") END";
+  }
 
   void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
   void committed() override {

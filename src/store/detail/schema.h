@@ -140,6 +140,17 @@ CREATE INDEX jobs_queued_by_id ON jobs (id) WHERE state = 'queued';
     {4, "jobs: GPUs needed", R"sql(
 ALTER TABLE jobs ADD COLUMN gpus_needed INTEGER NOT NULL DEFAULT 1 CHECK (gpus_needed >= 1);
 )sql"},
+    // Files a run produced that its result JSON does not hold: profile mode's Nsight Compute
+    // report. They go with their run (and so with a deleted submission).
+    {5, "run files", R"sql(
+CREATE TABLE run_files (
+  id {ID},
+  run_id {INT64} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  name TEXT NOT NULL CHECK (name <> ''),
+  content {BYTES} NOT NULL,
+  UNIQUE (run_id, name)
+);
+)sql"},
 };
 
 inline std::span<const Migration> migrations() { return kMigrations; }

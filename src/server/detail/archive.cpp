@@ -1,0 +1,121 @@
+#include "server/detail/archive.h"
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+
+namespace kj::server::detail {
+namespace {
+
+// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as zip records it.
+std::uint32_t crc32(std::string_view bytes) {
+  static const auto table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (const char ch : bytes)
+    crc = table[(crc ^ static_cast<unsigned char>(ch)) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+void put16(std::string& out, std::uint32_t value) {
+  out += static_cast<char>(value & 0xFF);
+  out += static_cast<char>((value >> 8) & 0xFF);
+}
+
+void put32(std::string& out, std::uint32_t value) {
+  put16(out, value & 0xFFFF);
+  put16(out, value >> 16);
+}
+
+}  // namespace
+
+std::string base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const std::uint32_t n = static_cast<unsigned char>(bytes[i]) << 16 |
+                            static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                            static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i < bytes.size()) {
+    std::uint32_t n = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string stored_zip(const std::vector<std::pair<std::string, std::string>>& files) {
+  constexpr std::uint32_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, the format's epoch
+  std::string archive, directory;
+  for (const auto& [name, content] : files) {
+    if (content.size() >= 0xFFFFFFFFu || archive.size() >= 0xFFFFFFFFu) {
+      throw std::length_error("a zip without ZIP64 holds files and archives under 4 GiB");
+    }
+    const std::uint32_t crc = crc32(content);
+    const auto size = static_cast<std::uint32_t>(content.size());
+    const auto offset = static_cast<std::uint32_t>(archive.size());
+    put32(archive, 0x04034b50);  // local file header
+    put16(archive, 10);          // version needed: 1.0
+    put16(archive, 0x0800);      // flags: the name is UTF-8
+    put16(archive, 0);           // method: stored
+    put16(archive, 0);           // time
+    put16(archive, kDosDate);
+    put32(archive, crc);
+    put32(archive, size);
+    put32(archive, size);
+    put16(archive, static_cast<std::uint32_t>(name.size()));
+    put16(archive, 0);  // extra field length
+    archive += name;
+    archive += content;
+
+    put32(directory, 0x02014b50);  // central directory header
+    put16(directory, 0x031E);      // made by: Unix, 3.0
+    put16(directory, 10);
+    put16(directory, 0x0800);
+    put16(directory, 0);
+    put16(directory, 0);
+    put16(directory, kDosDate);
+    put32(directory, crc);
+    put32(directory, size);
+    put32(directory, size);
+    put16(directory, static_cast<std::uint32_t>(name.size()));
+    put16(directory, 0);               // extra field length
+    put16(directory, 0);               // comment length
+    put16(directory, 0);               // disk number
+    put16(directory, 0);               // internal attributes
+    put32(directory, 0100644u << 16);  // external attributes: a regular file, rw-r--r--
+    put32(directory, offset);
+    directory += name;
+  }
+  const auto directory_offset = static_cast<std::uint32_t>(archive.size());
+  archive += directory;
+  put32(archive, 0x06054b50);  // end of central directory
+  put16(archive, 0);
+  put16(archive, 0);
+  put16(archive, static_cast<std::uint32_t>(files.size()));
+  put16(archive, static_cast<std::uint32_t>(files.size()));
+  put32(archive, static_cast<std::uint32_t>(directory.size()));
+  put32(archive, directory_offset);
+  put16(archive, 0);  // comment length
+  return archive;
+}
+
+}  // namespace kj::server::detail
