@@ -366,7 +366,7 @@ namespace {
 
 // One evaluation of the problem as given (evaluate picks the benchmark cases for the device).
 EvalResult evaluate_as_given(const EvalRequest& request, const Environment& environment,
-                             WarmHarness* warm) {
+                             WarmHarness::State* fitting_warm) {
   if (request.mode == Mode::profile) return detail::evaluate_profile(request, environment);
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
@@ -414,8 +414,7 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   }
   // world_size sandboxes, one per rank (src/judge/ranks.cpp); never a warm harness.
   if (problem.multi_gpu) return detail::evaluate_ranks(request, environment, std::move(findings));
-  WarmHarness::State* const warm_state =
-      warm != nullptr && warm->fits(request, environment) ? warm->state_.get() : nullptr;
+  WarmHarness::State* const warm_state = fitting_warm;
   if (warm_state != nullptr) warm_state->used = true;
   std::optional<TempDir> cold_root;
   if (warm_state == nullptr) cold_root.emplace();
@@ -488,7 +487,9 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
     on_cpu.problem = &sized;
     return evaluate(on_cpu, environment, warm);
   }
-  EvalResult result = evaluate_as_given(request, environment, warm);
+  EvalResult result = evaluate_as_given(
+      request, environment,
+      warm != nullptr && warm->fits(request, environment) ? warm->state_.get() : nullptr);
   result.benchmark_set = request.problem->benchmark_set;
   return result;
 }

@@ -13,6 +13,7 @@
 #include "bench/stats.h"
 #include "judge/judge.h"
 #include "problem/problem.h"
+#include "server/detail/archive.h"
 #include "server/detail/html.h"
 #include "server/server.h"
 #include "worker/worker.h"
@@ -205,20 +206,7 @@ class Pages {
   std::string leaderboard(const httplib::Request& req, httplib::Response&,
                           const std::optional<store::User>& viewer) {
     const auto lb = visible_leaderboard(req.matches[1], viewer);
-    std::string gpu = req.get_param_value("gpu");
-    if (!gpu.empty() &&
-        std::find(lb.gpu_types.begin(), lb.gpu_types.end(), gpu) == lb.gpu_types.end()) {
-      throw PageError(404, "Leaderboard '" + lb.name + "' has no GPU type '" + gpu + "'.");
-    }
-    if (gpu.empty()) {  // the first GPU type anyone is ranked on
-      for (const auto& type : lb.gpu_types) {
-        if (!ranking_(lb, type)->empty()) {
-          gpu = type;
-          break;
-        }
-      }
-      if (gpu.empty() && !lb.gpu_types.empty()) gpu = lb.gpu_types.front();
-    }
+    const std::string gpu = shown_gpu(lb, req);
     std::ostringstream out;
     out << "<h1>" << escape_html(lb.name) << "</h1><p>"
         << escape_html(lb.description.substr(0, lb.description.find('\n')))
@@ -236,6 +224,28 @@ class Pages {
       return out.str();
     }
     return out.str() + *ranking_table(lb.id, gpu, ranking);
+  }
+
+  // GET /leaderboards/{name}: the kept page for visitors without a token; others, and
+  // failures, through serve().
+  void leaderboard_route(const httplib::Request& req, httplib::Response& res) {
+    const bool anonymous =
+        !req.has_header("Authorization") && token_cookie(req).empty() && !req.has_param("token");
+    std::shared_ptr<const CachedPage> page;
+    try {
+      if (anonymous) page = anonymous_leaderboard(req);
+    } catch (const std::exception&) {
+      page = nullptr;  // the error page comes from serve()
+    }
+    if (!page) return serve(&Pages::leaderboard, req, res);
+    set_page_headers(res);
+    res.set_header("Vary", "Accept-Encoding");
+    if (accepts_gzip(req.get_header_value("Accept-Encoding"))) {
+      res.set_header("Content-Encoding", "gzip");
+      res.set_content(page->gzip, kHtmlType);
+    } else {
+      res.set_content(page->html, kHtmlType);
+    }
   }
 
   std::string problem(const httplib::Request& req, httplib::Response&,
@@ -422,6 +432,53 @@ class Pages {
   }
 
   using Ranking = std::shared_ptr<const std::vector<store::RankedEntry>>;
+
+  // The GPU type a leaderboard page shows: ?gpu=, else the first anyone is ranked on.
+  std::string shown_gpu(const store::Leaderboard& lb, const httplib::Request& req) {
+    std::string gpu = req.get_param_value("gpu");
+    if (!gpu.empty() &&
+        std::find(lb.gpu_types.begin(), lb.gpu_types.end(), gpu) == lb.gpu_types.end()) {
+      throw PageError(404, "Leaderboard '" + lb.name + "' has no GPU type '" + gpu + "'.");
+    }
+    if (gpu.empty()) {
+      for (const auto& type : lb.gpu_types) {
+        if (!ranking_(lb, type)->empty()) {
+          gpu = type;
+          break;
+        }
+      }
+      if (gpu.empty() && !lb.gpu_types.empty()) gpu = lb.gpu_types.front();
+    }
+    return gpu;
+  }
+
+  // The leaderboard page as a visitor without a token sees it, whole and gzipped, kept with
+  // the ranking it shows (as the API keeps its body): at 1,000 users the page is 257 KB.
+  struct CachedPage {
+    Ranking ranking;
+    std::string html;
+    std::string gzip;
+  };
+
+  std::shared_ptr<const CachedPage> anonymous_leaderboard(const httplib::Request& req) {
+    const auto lb = visible_leaderboard(req.matches[1], std::nullopt);
+    const std::string gpu = shown_gpu(lb, req);
+    const auto ranking = ranking_(lb, gpu);
+    const auto key = std::make_pair(lb.id, gpu);
+    {
+      std::lock_guard lock(tables_mutex_);
+      const auto it = pages_.find(key);
+      if (it != pages_.end() && it->second->ranking == ranking) return it->second;
+    }
+    httplib::Response scratch;
+    std::string html = page_html(leaderboard(req, scratch, std::nullopt), std::nullopt);
+    std::string compressed = gzip(html);
+    auto page = std::make_shared<const CachedPage>(
+        CachedPage{ranking, std::move(html), std::move(compressed)});
+    std::lock_guard lock(tables_mutex_);
+    pages_[key] = page;
+    return page;
+  }
 
   // The ranking's table, rendered once per ranking object (at 1,000 users, rendering it on every
   // request held the page at ~100 pages/s: docs/perf.md).
@@ -655,13 +712,16 @@ var fresh=new DOMParser().parseFromString(t,'text/html');
                                      "; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000");
   }
 
+  static constexpr char kHtmlType[] = "text/html; charset=utf-8";
+
   static void send_page(httplib::Response& res, int status, const std::string& body,
                         const std::optional<store::User>& viewer) {
-    std::string who = viewer ? user_link(viewer->name) +
-                                   " <form method=\"post\" action=\"/logout\" style=\"display:"
-                                   "inline\"><button>log out</button></form>"
-                             : "<a href=\"/login\">log in</a>";
     res.status = status;
+    set_page_headers(res);
+    res.set_content(page_html(body, viewer), kHtmlType);
+  }
+
+  static void set_page_headers(httplib::Response& res) {
     if (!res.has_header("Content-Security-Policy")) {
       res.set_header("Content-Security-Policy",
                      "default-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; "
@@ -669,20 +729,26 @@ var fresh=new DOMParser().parseFromString(t,'text/html');
     }
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Cache-Control", "no-store");
-    res.set_content(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta "
-        "name=\"viewport\" content=\"width=device-width\"><title>kerneljudge</title>"
-        "<style>" +
-            std::string(kStyle) +
-            "</style></head><body><header><a href=\"/\"><strong>kerneljudge</strong>"
-            "</a><a href=\"/\">leaderboards</a><span class=\"who\">" +
-            who + "</span></header><main>" + body + "</main></body></html>\n",
-        "text/html; charset=utf-8");
+  }
+
+  static std::string page_html(const std::string& body, const std::optional<store::User>& viewer) {
+    std::string who = viewer ? user_link(viewer->name) +
+                                   " <form method=\"post\" action=\"/logout\" style=\"display:"
+                                   "inline\"><button>log out</button></form>"
+                             : "<a href=\"/login\">log in</a>";
+    return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta "
+           "name=\"viewport\" content=\"width=device-width\"><title>kerneljudge</title>"
+           "<style>" +
+           std::string(kStyle) +
+           "</style></head><body><header><a href=\"/\"><strong>kerneljudge</strong>"
+           "</a><a href=\"/\">leaderboards</a><span class=\"who\">" +
+           who + "</span></header><main>" + body + "</main></body></html>\n";
   }
 
   std::shared_ptr<store::Store> store_;
   RankingSource ranking_;
-  std::mutex tables_mutex_;  // guards tables_
+  std::mutex tables_mutex_;  // guards tables_ and pages_
+  std::map<std::pair<store::Id, std::string>, std::shared_ptr<const CachedPage>> pages_;
   std::map<std::pair<store::Id, std::string>,
            std::pair<Ranking, std::shared_ptr<const std::string>>>
       tables_;
@@ -699,7 +765,10 @@ void add_page_routes(httplib::Server& http, std::shared_ptr<store::Store> store,
     };
   };
   http.Get("/", page(&Pages::index));
-  http.Get(R"(/leaderboards/([^/]+))", page(&Pages::leaderboard));
+  http.Get(R"(/leaderboards/([^/]+))",
+           [pages](const httplib::Request& req, httplib::Response& res) {
+             pages->leaderboard_route(req, res);
+           });
   http.Get(R"(/problems/([^/]+))", page(&Pages::problem));
   http.Get(R"(/submissions/(\d+))", page(&Pages::submission));
   http.Get(R"(/users/([^/]+))", page(&Pages::user));

@@ -306,7 +306,8 @@ class SqliteDialect final : public Dialect {
   SqlConnection& connection() override { return db_; }
   const SchemaSpelling& spelling() const override { return kSqliteSpelling; }
   std::string json_number(std::string_view column, std::string_view key) const override {
-    const std::string path = "'$." + std::string(key) + "'";
+    // The path '$.key' spelled without a '$', which the placeholders' rewrite would take.
+    const std::string path = "char(36) || '." + std::string(key) + "'";
     return "CASE WHEN json_type(" + std::string(column) + ", " + path +
            ") IN ('integer', 'real') THEN json_extract(" + std::string(column) + ", " + path +
            ") END";

@@ -1,6 +1,9 @@
 #include "server/detail/archive.h"
 
+#include <zlib.h>
+
 #include <array>
+#include <cctype>
 #include <cstdint>
 #include <stdexcept>
 
@@ -116,6 +119,45 @@ std::string stored_zip(const std::vector<std::pair<std::string, std::string>>& f
   put32(archive, directory_offset);
   put16(archive, 0);  // comment length
   return archive;
+}
+
+std::string gzip(std::string_view bytes) {
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip header and trailer around the deflate stream.
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    throw std::runtime_error("gzip: deflateInit2 failed");
+  }
+  std::string out(deflateBound(&stream, static_cast<uLong>(bytes.size())), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  stream.avail_in = static_cast<uInt>(bytes.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  const int status = deflate(&stream, Z_FINISH);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  if (status != Z_STREAM_END) throw std::runtime_error("gzip: deflate did not finish");
+  return out;
+}
+
+bool accepts_gzip(std::string_view accept_encoding) {
+  std::size_t pos = 0;
+  while (pos <= accept_encoding.size()) {
+    std::size_t end = accept_encoding.find(',', pos);
+    if (end == std::string_view::npos) end = accept_encoding.size();
+    std::string item;
+    for (const char c : accept_encoding.substr(pos, end - pos)) {
+      if (!std::isspace(static_cast<unsigned char>(c))) {
+        item += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+    }
+    const std::string coding = item.substr(0, item.find(';'));
+    const bool refused = item.find(";q=0") != std::string::npos &&
+                         item.find_first_not_of("0.", item.find(";q=0") + 3) == std::string::npos;
+    if ((coding == "gzip" || coding == "*") && !refused) return true;
+    pos = end + 1;
+  }
+  return false;
 }
 
 }  // namespace kj::server::detail

@@ -1,6 +1,7 @@
-// Byte encodings the KernelBot API needs for profile results: base64 (popcorn-cli decodes the
-// report text and the trace with base64's standard alphabet) and a zip archive of stored
-// (uncompressed) files, which popcorn-cli saves as the trace `profile_*.zip`.
+// Byte encodings of the server's responses: base64 (popcorn-cli decodes profile reports and
+// traces with base64's standard alphabet), a zip archive of stored (uncompressed) files, which
+// popcorn-cli saves as the trace `profile_*.zip`, and gzip for cached bodies sent to clients
+// that accept it.
 #pragma once
 
 #include <string>
@@ -16,5 +17,11 @@ std::string base64(std::string_view bytes);
 // A zip archive (PKWARE APPNOTE 6.3, method 0 "stored", no ZIP64: every file and the whole
 // archive under 4 GiB) holding `files` as (name, content) in order, dated 1980-01-01.
 std::string stored_zip(const std::vector<std::pair<std::string, std::string>>& files);
+
+// RFC 1952 gzip of `bytes` (zlib, default level).
+std::string gzip(std::string_view bytes);
+
+// Whether an Accept-Encoding header value accepts gzip (`gzip` or `*`, without q=0).
+bool accepts_gzip(std::string_view accept_encoding);
 
 }  // namespace kj::server::detail
