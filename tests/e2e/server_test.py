@@ -4,6 +4,7 @@ through the admin API, submissions through `kj submit` and the REST API, ranking
 around the deadline, refused requests that change nothing, and recovery after kill -9."""
 
 import argparse
+import gzip
 import json
 import os
 import queue
@@ -317,6 +318,15 @@ def main():
         ranking = api.json("GET", "/api/leaderboards/vectoradd/ranking")["ranking"]
         assert [r["user"] for r in ranking] == ["alice"], ranking
         assert page_users() == ["alice"], "the page forgets a hacked submission too"
+        # Clients that accept gzip get the same bodies gzipped (kept so with the ranking).
+        for path in ("/api/leaderboards/vectoradd/ranking?gpu=cpu", "/leaderboards/vectoradd?gpu=cpu"):
+            _, plain_headers, plain = api.call("GET", path)
+            _, headers, packed = api.call("GET", path, headers={"Accept-Encoding": "br, gzip;q=0.5"})
+            assert headers.get("Content-Encoding") == "gzip", headers
+            assert "Accept-Encoding" in headers.get("Vary", "") and "Content-Encoding" not in plain_headers
+            assert gzip.decompress(packed) == plain and len(packed) < len(plain), (len(packed), len(plain))
+            _, headers, _ = api.call("GET", path, headers={"Accept-Encoding": "gzip;q=0, br"})
+            assert "Content-Encoding" not in headers, headers
         # The speedup over the reference comes with the ranking (one store query a page).
         assert ranking[0]["speedup"] > 0, ranking
         _, _, page = api.call("GET", "/leaderboards/vectoradd?gpu=cpu")

@@ -75,32 +75,28 @@ std::string stored_zip(const std::vector<std::pair<std::string, std::string>>& f
     const std::uint32_t crc = crc32(content);
     const auto size = static_cast<std::uint32_t>(content.size());
     const auto offset = static_cast<std::uint32_t>(archive.size());
+    // The fields the local header and the central directory share, from "version needed" to
+    // "extra field length".
+    const auto shared_fields = [&](std::string& out) {
+      put16(out, 10);      // version needed: 1.0
+      put16(out, 0x0800);  // flags: the name is UTF-8
+      put16(out, 0);       // method: stored
+      put16(out, 0);       // time
+      put16(out, kDosDate);
+      put32(out, crc);
+      put32(out, size);
+      put32(out, size);
+      put16(out, static_cast<std::uint32_t>(name.size()));
+      put16(out, 0);  // extra field length
+    };
     put32(archive, 0x04034b50);  // local file header
-    put16(archive, 10);          // version needed: 1.0
-    put16(archive, 0x0800);      // flags: the name is UTF-8
-    put16(archive, 0);           // method: stored
-    put16(archive, 0);           // time
-    put16(archive, kDosDate);
-    put32(archive, crc);
-    put32(archive, size);
-    put32(archive, size);
-    put16(archive, static_cast<std::uint32_t>(name.size()));
-    put16(archive, 0);  // extra field length
+    shared_fields(archive);
     archive += name;
     archive += content;
 
     put32(directory, 0x02014b50);  // central directory header
     put16(directory, 0x031E);      // made by: Unix, 3.0
-    put16(directory, 10);
-    put16(directory, 0x0800);
-    put16(directory, 0);
-    put16(directory, 0);
-    put16(directory, kDosDate);
-    put32(directory, crc);
-    put32(directory, size);
-    put32(directory, size);
-    put16(directory, static_cast<std::uint32_t>(name.size()));
-    put16(directory, 0);               // extra field length
+    shared_fields(directory);
     put16(directory, 0);               // comment length
     put16(directory, 0);               // disk number
     put16(directory, 0);               // internal attributes
