@@ -884,12 +884,15 @@ struct Server::State {
       const auto problem = problem::load(lb.problem_dir);
       json templates = json::object();
       for (const auto& [language, path] : problem.templates) templates[language] = path;
-      return {{"lang", problem.lang},
-              {"description", problem.description},
-              {"ranking_by", problem::to_string(problem.ranking_by)},
-              {"tests", problem.tests},
-              {"benchmarks", problem.benchmarks},
-              {"templates", templates}};
+      json task = {{"lang", problem.lang},
+                   {"description", problem.description},
+                   {"ranking_by", problem::to_string(problem.ranking_by)},
+                   {"tests", problem.tests},
+                   {"benchmarks", problem.benchmarks},
+                   {"templates", templates}};
+      // The public cases a CPU worker benchmarks instead (kj's own task.yml key).
+      if (!problem.cpu_benchmarks.empty()) task["cpu_benchmarks"] = problem.cpu_benchmarks;
+      return task;
     } catch (const std::exception&) {
       return json::object();  // the leaderboard is listed; its jobs report the problem's error
     }
