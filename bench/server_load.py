@@ -9,8 +9,9 @@ Needs `wrk` (`apt-get install wrk`) for the read part, and the seeding tool:
 
 Parts:
   read     the store seeded with --submissions ranked leaderboard submissions by --users users
-           (bench/seed_store.cpp), `kj serve --no-workers`, then wrk on the ranking (API and, when
-           the server has it, the HTML page /leaderboards/vectoradd) and on one submission.
+           (bench/seed_store.cpp), `kj serve --no-workers`, then wrk on the ranking (API, plain
+           and with Accept-Encoding: gzip as browsers and HTTP libraries send it, and, when the
+           server has it, the HTML page /leaderboards/vectoradd) and on one submission.
   burst    --burst test-mode submissions POSTed by --burst-threads threads as the admin (exempt
            from the rate limit) to `kj serve --no-workers`: accepted per second, POST latency
            percentiles, and the count in the store afterwards.
@@ -111,11 +112,13 @@ def workspace(tmp):
     return problems, env
 
 
-def wrk(args, url, token=None):
+def wrk(args, url, token=None, headers=()):
     command = ["wrk", "-t", str(args.wrk_threads), "-c", str(args.wrk_connections), "-d",
                f"{args.wrk_seconds}s", "--latency"]
     if token:
         command += ["-H", "Authorization: Bearer " + token]
+    for header in headers:
+        command += ["-H", header]
     command.append(url)
     before = load()
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
@@ -152,10 +155,19 @@ def part_read(args):
                       f"{rows} rows, {len(body):,} bytes")
             print(f"GET /api/leaderboards/{BOARD}/ranking?gpu=cpu")
             wrk(args, ranking)
+            request = urllib.request.Request(ranking, headers={"Accept-Encoding": "gzip"})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                encoding = response.headers.get("Content-Encoding")
+                size = len(response.read())
+            print(f"GET /api/leaderboards/{BOARD}/ranking?gpu=cpu, Accept-Encoding: gzip "
+                  f"(Content-Encoding: {encoding}, {size:,} bytes)")
+            wrk(args, ranking, headers=["Accept-Encoding: gzip"])
             status, body = call(f"{server.url}/leaderboards/{BOARD}")
             if status == 200:
                 print(f"GET /leaderboards/{BOARD} (HTML, {len(body):,} bytes)")
                 wrk(args, f"{server.url}/leaderboards/{BOARD}")
+                print(f"GET /leaderboards/{BOARD} (HTML), Accept-Encoding: gzip")
+                wrk(args, f"{server.url}/leaderboards/{BOARD}", headers=["Accept-Encoding: gzip"])
             else:
                 print(f"GET /leaderboards/{BOARD}: HTTP {status}, no HTML page; skipped")
             submission = args.submissions // 2

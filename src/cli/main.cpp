@@ -109,14 +109,20 @@ struct EnvOptions {
     return settings;
   }
 
-  // The problem with only the benchmark `--case` asks for.
-  kj::problem::Problem narrowed(kj::problem::Problem problem) const {
+  // The problem as this device runs it (a CPU: its cpu_benchmarks), with only the benchmark
+  // `--case` asks for.
+  kj::problem::Problem narrowed(const kj::problem::Problem& given) const {
+    kj::problem::Problem problem = given.on_device(device);
     if (only_case < 0) return problem;
     if (static_cast<std::size_t>(only_case) >= problem.benchmarks.size()) {
       throw std::runtime_error("--case " + std::to_string(only_case) + ": the problem has " +
-                               std::to_string(problem.benchmarks.size()) + " benchmarks");
+                               std::to_string(problem.benchmarks.size()) + " " +
+                               problem.benchmark_set + " on " + device);
     }
-    problem.benchmarks = {problem.benchmarks[static_cast<std::size_t>(only_case)]};
+    const auto index = static_cast<std::size_t>(only_case);
+    problem.benchmarks = {problem.benchmarks[index]};
+    if (index < problem.benchmark_work.size())
+      problem.benchmark_work = {problem.benchmark_work[index]};
     return problem;
   }
 };
@@ -181,7 +187,11 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
       std::cout << "note: CPU times are for development only; timing stopped at "
                 << request.timing["max_seconds"].dump() << " s or "
                 << request.timing["max_samples"].dump()
-                << " samples per case (--max-time, --max-repeats); rankings are timed on GPUs\n";
+                << " samples per case (--max-time, --max-repeats)"
+                << (result.benchmark_set == "cpu_benchmarks"
+                        ? ", on the CPU-sized shapes of task.yml's cpu_benchmarks"
+                        : "")
+                << "; rankings are timed on GPUs\n";
     }
   }
   return exit_code_for(result.verdict);

@@ -367,7 +367,11 @@ bool WarmHarness::fits(const EvalRequest& request, const Environment& environmen
          state_->outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
 }
 
-EvalResult evaluate(const EvalRequest& request, const Environment& environment, WarmHarness* warm) {
+namespace {
+
+// One evaluation of the problem as given (evaluate picks the benchmark cases for the device).
+EvalResult evaluate_as_given(const EvalRequest& request, const Environment& environment,
+                             WarmHarness::State* fitting_warm) {
   if (request.mode == Mode::profile) return detail::evaluate_profile(request, environment);
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
@@ -415,8 +419,7 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
   }
   // world_size sandboxes, one per rank (src/judge/ranks.cpp); never a warm harness.
   if (problem.multi_gpu) return detail::evaluate_ranks(request, environment, std::move(findings));
-  WarmHarness::State* const warm_state =
-      warm != nullptr && warm->fits(request, environment) ? warm->state_.get() : nullptr;
+  WarmHarness::State* const warm_state = fitting_warm;
   if (warm_state != nullptr) warm_state->used = true;
   std::optional<TempDir> cold_root;
   if (warm_state == nullptr) cold_root.emplace();
@@ -475,6 +478,24 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
   } else {
     result.gpu_health.message = "not a GPU run";
   }
+  return result;
+}
+
+}  // namespace
+
+EvalResult evaluate(const EvalRequest& request, const Environment& environment, WarmHarness* warm) {
+  // On a CPU, the problem's CPU-sized benchmark cases stand in for its GPU-sized ones: the
+  // same checks on smaller shapes.
+  if (environment.device == "cpu" && !request.problem->cpu_benchmarks.empty()) {
+    const problem::Problem sized = request.problem->on_device(environment.device);
+    EvalRequest on_cpu = request;
+    on_cpu.problem = &sized;
+    return evaluate(on_cpu, environment, warm);
+  }
+  EvalResult result = evaluate_as_given(
+      request, environment,
+      warm != nullptr && warm->fits(request, environment) ? warm->state_.get() : nullptr);
+  result.benchmark_set = request.problem->benchmark_set;
   return result;
 }
 

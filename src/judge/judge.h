@@ -189,6 +189,9 @@ struct EvalResult {
   std::string problem;
   std::string submission;
   std::string device;
+  // Which of task.yml's benchmark lists ran: "benchmarks", or "cpu_benchmarks" on a CPU when the
+  // problem has CPU-sized cases.
+  std::string benchmark_set = "benchmarks";
   std::vector<CaseResult> tests;  // public tests
   std::vector<CaseResult>
       benchmarks;  // timed benchmarks (benchmark mode: public; leaderboard: ranked)
@@ -280,6 +283,9 @@ EvalResult decide(const sandbox::Outcome& outcome, std::span<const nlohmann::jso
 using problem::describe_args;
 
 nlohmann::json to_json(const EvalResult& result);
+// Profile mode's summary for people: per kernel its duration, throughputs and top stall
+// reasons, and where the report is (EvalResult::profile).
+std::string profile_text(const nlohmann::json& profile);
 std::string render_text(const EvalResult& result, bool verbose);
 
 }  // namespace kj::judge

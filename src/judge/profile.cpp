@@ -251,7 +251,10 @@ nlohmann::json summarize_ncu_csv(const std::string& csv) {
 
 EvalResult evaluate_profile(const EvalRequest& request, const Environment& environment) {
   const problem::Problem& problem = *request.problem;
-  if (environment.device == "cpu") {
+  // On the CPU there are no kernels for Nsight Compute to capture; an ncu named by $KJ_NCU is
+  // run all the same (a stand-in profiler: how the report's way to the server is tested).
+  const char* named = std::getenv("KJ_NCU");
+  if (environment.device == "cpu" && (named == nullptr || *named == '\0')) {
     return not_profiled(request, environment,
                         "profile mode needs a GPU and Nsight Compute; this run is on the CPU");
   }

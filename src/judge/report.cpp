@@ -140,6 +140,8 @@ std::string benchmark_table(const std::vector<CaseResult>& benchmarks) {
   return out.str() + notes.str();
 }
 
+}  // namespace
+
 // Profile mode: per kernel captured, its duration, throughputs and top stall reasons.
 std::string profile_text(const nlohmann::json& profile) {
   std::ostringstream out;
@@ -147,6 +149,10 @@ std::string profile_text(const nlohmann::json& profile) {
     out << "profile: " << profile["message"].get<std::string>() << "\n";
   if (profile.contains("report"))
     out << "profile report: " << profile["report"].get<std::string>() << "\n";
+  if (profile.contains("stored_report")) {
+    out << "profile report: " << profile["stored_report"].value("name", std::string()) << " ("
+        << profile["stored_report"].value("bytes", 0) << " bytes, kept with the run)\n";
+  }
   if (!profile.contains("kernels")) return out.str();
   for (const auto& k : profile["kernels"]) {
     char line[160];
@@ -166,8 +172,6 @@ std::string profile_text(const nlohmann::json& profile) {
   return out.str();
 }
 
-}  // namespace
-
 nlohmann::json to_json(const EvalResult& r) {
   const auto& o = r.outcome;
   nlohmann::json out = {
@@ -177,6 +181,7 @@ nlohmann::json to_json(const EvalResult& r) {
       {"problem", r.problem},
       {"submission", r.submission},
       {"device", r.device},
+      {"benchmark_set", r.benchmark_set},
       {"system", r.system},
       {"ranks", r.ranks},
       {"gpu_health",

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace kj::problem {
 namespace fs = std::filesystem;
@@ -39,6 +40,15 @@ int Problem::gpus_needed() const {
     }
   }
   return needed;
+}
+
+Problem Problem::on_device(std::string_view device) const {
+  Problem sized = *this;
+  if (device != "cpu" || cpu_benchmarks.empty()) return sized;
+  sized.benchmarks = std::exchange(sized.cpu_benchmarks, {});
+  sized.benchmark_work = std::exchange(sized.cpu_benchmark_work, {});
+  sized.benchmark_set = "cpu_benchmarks";
+  return sized;
 }
 
 const TaskFile& Problem::submission_file() const {
@@ -201,7 +211,8 @@ Problem load(const fs::path& dir_in) {
       "files",          "lang",      "description",  "config",
       "templates",      "tests",     "benchmarks",   "ranking_by",
       "seed",           "multi_gpu", "test_timeout", "benchmark_timeout",
-      "ranked_timeout", "gpus",      "libraries",    "kernel_language"};
+      "ranked_timeout", "gpus",      "libraries",    "kernel_language",
+      "cpu_benchmarks"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (!known.contains(key)) {
@@ -289,20 +300,31 @@ Problem load(const fs::path& dir_in) {
   if (!root["tests"]) throw ProblemError(task_file, 0, "tests", "required field is missing");
   problem.tests = reader.cases(root["tests"], "tests", problem.multi_gpu);
   if (problem.tests.empty()) reader.fail(root["tests"], "tests", "at least one test is needed");
-  problem.benchmarks = reader.cases(root["benchmarks"], "benchmarks", problem.multi_gpu);
-  for (std::size_t i = 0; i < problem.benchmarks.size(); ++i) {
-    auto& args = problem.benchmarks[i];
-    bench::Work work;
-    for (auto [key, target] : {std::pair{"bytes", &work.bytes}, std::pair{"flops", &work.flops}}) {
-      if (!args.contains(key)) continue;
-      if (!args[key].is_number() || args[key].get<double>() <= 0) {
-        reader.fail(root["benchmarks"][i], "benchmarks[" + std::to_string(i) + "]." + key,
-                    "expected a positive number");
+  // Benchmark cases: the `bytes` / `flops` keys taken out of the arguments as their work.
+  const auto benchmark_cases = [&](const char* field, std::vector<nlohmann::ordered_json>& cases,
+                                   std::vector<bench::Work>& works) {
+    cases = reader.cases(root[field], field, problem.multi_gpu);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      auto& args = cases[i];
+      bench::Work work;
+      for (auto [key, target] :
+           {std::pair{"bytes", &work.bytes}, std::pair{"flops", &work.flops}}) {
+        if (!args.contains(key)) continue;
+        if (!args[key].is_number() || args[key].get<double>() <= 0) {
+          reader.fail(root[field][i], std::string(field) + "[" + std::to_string(i) + "]." + key,
+                      "expected a positive number");
+        }
+        *target = args[key].get<double>();
+        args.erase(key);
       }
-      *target = args[key].get<double>();
-      args.erase(key);
+      works.push_back(work);
     }
-    problem.benchmark_work.push_back(work);
+  };
+  benchmark_cases("benchmarks", problem.benchmarks, problem.benchmark_work);
+  benchmark_cases("cpu_benchmarks", problem.cpu_benchmarks, problem.cpu_benchmark_work);
+  if (!problem.cpu_benchmarks.empty() && problem.benchmarks.empty()) {
+    reader.fail(root["cpu_benchmarks"], "cpu_benchmarks",
+                "stands in for `benchmarks` on a CPU; the problem has no benchmarks");
   }
 
   if (const YAML::Node ranking = root["ranking_by"]; ranking.IsDefined()) {

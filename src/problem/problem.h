@@ -55,6 +55,13 @@ struct Problem {
   // Per benchmark: optional `bytes` / `flops` keys of its task.yml entry (taken out of the
   // arguments generate_input receives), for % of speed-of-light and the physical floor.
   std::vector<bench::Work> benchmark_work;
+  // kerneljudge's extension (`cpu_benchmarks:` in task.yml, the form of `benchmarks`): the
+  // benchmark cases a run on a CPU uses instead of the GPU-sized ones, which take minutes there.
+  // Empty: a CPU run uses `benchmarks`.
+  std::vector<nlohmann::ordered_json> cpu_benchmarks;
+  std::vector<bench::Work> cpu_benchmark_work;
+  // Which list `benchmarks` holds: "benchmarks", or "cpu_benchmarks" after on_device("cpu").
+  std::string benchmark_set = "benchmarks";
   RankingBy ranking_by = RankingBy::last;
   std::chrono::seconds test_timeout{180};
   std::chrono::seconds benchmark_timeout{180};
@@ -68,6 +75,10 @@ struct Problem {
   std::vector<std::string> warnings;  // unknown keys and the like: shown, not fatal
 
   const TaskFile& submission_file() const;
+  // The problem as a run on `device` ("cpu" or "cuda:N") sees it: on a CPU its cpu_benchmarks
+  // become its benchmarks (when it has them); otherwise unchanged. Applying it twice changes
+  // nothing more.
+  Problem on_device(std::string_view device) const;
   // GPUs one evaluation takes: the largest world_size of a multi_gpu problem's cases, else 1.
   int gpus_needed() const;
 };

@@ -4,15 +4,19 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "bench/stats.h"
+#include "judge/judge.h"
 #include "problem/problem.h"
+#include "server/detail/archive.h"
 #include "server/detail/html.h"
 #include "server/server.h"
+#include "worker/worker.h"
 
 namespace kj::server::detail {
 namespace {
@@ -186,7 +190,7 @@ class Pages {
       std::set<store::Id> ranked;
       std::string gpus;
       for (const auto& gpu : lb.gpu_types) {
-        for (const auto& entry : ranking_(lb, gpu)) ranked.insert(entry.user_id);
+        for (const auto& entry : *ranking_(lb, gpu)) ranked.insert(entry.user_id);
         gpus += leaderboard_link(lb.name, gpu) + " ";
       }
       out << "<tr class=\"leaderboard\"><td>" << leaderboard_link(lb.name) << "</td><td>"
@@ -202,20 +206,7 @@ class Pages {
   std::string leaderboard(const httplib::Request& req, httplib::Response&,
                           const std::optional<store::User>& viewer) {
     const auto lb = visible_leaderboard(req.matches[1], viewer);
-    std::string gpu = req.get_param_value("gpu");
-    if (!gpu.empty() &&
-        std::find(lb.gpu_types.begin(), lb.gpu_types.end(), gpu) == lb.gpu_types.end()) {
-      throw PageError(404, "Leaderboard '" + lb.name + "' has no GPU type '" + gpu + "'.");
-    }
-    if (gpu.empty()) {  // the first GPU type anyone is ranked on
-      for (const auto& type : lb.gpu_types) {
-        if (!ranking_(lb, type).empty()) {
-          gpu = type;
-          break;
-        }
-      }
-      if (gpu.empty() && !lb.gpu_types.empty()) gpu = lb.gpu_types.front();
-    }
+    const std::string gpu = shown_gpu(lb, req);
     std::ostringstream out;
     out << "<h1>" << escape_html(lb.name) << "</h1><p>"
         << escape_html(lb.description.substr(0, lb.description.find('\n')))
@@ -228,22 +219,33 @@ class Pages {
     }
     out << "</nav>";
     const auto ranking = ranking_(lb, gpu);
-    if (ranking.empty()) {
+    if (ranking->empty()) {
       out << "<p id=\"empty\">Nobody is ranked on " << escape_html(gpu) << " yet.</p>";
       return out.str();
     }
-    out << "<table id=\"ranking\"><tr><th>rank</th><th>user</th><th>score</th><th>speedup</th>"
-           "<th>submitted</th><th>submission</th></tr>";
-    for (const auto& entry : ranking) {
-      out << "<tr class=\"ranked\"><td class=\"num\">" << entry.rank << "</td><td class=\"user\">"
-          << user_link(entry.user_name) << "</td><td class=\"num score\">"
-          << escape_html(format_seconds(entry.score)) << "</td><td class=\"num\">"
-          << speedup_text(entry.submission_id) << "</td><td>" << time_text(entry.submitted_at)
-          << "</td><td>" << submission_link(entry.submission_id) << " "
-          << escape_html(entry.file_name) << "</td></tr>";
+    return out.str() + *ranking_table(lb.id, gpu, ranking);
+  }
+
+  // GET /leaderboards/{name}: the kept page for visitors without a token; others, and
+  // failures, through serve().
+  void leaderboard_route(const httplib::Request& req, httplib::Response& res) {
+    const bool anonymous =
+        !req.has_header("Authorization") && token_cookie(req).empty() && !req.has_param("token");
+    std::shared_ptr<const CachedPage> page;
+    try {
+      if (anonymous) page = anonymous_leaderboard(req);
+    } catch (const std::exception&) {
+      page = nullptr;  // the error page comes from serve()
     }
-    out << "</table>";
-    return out.str();
+    if (!page) return serve(&Pages::leaderboard, req, res);
+    set_page_headers(res);
+    res.set_header("Vary", "Accept-Encoding");
+    if (accepts_gzip(req.get_header_value("Accept-Encoding"))) {
+      res.set_header("Content-Encoding", "gzip");
+      res.set_content(page->gzip, kHtmlType);
+    } else {
+      res.set_content(page->html, kHtmlType);
+    }
   }
 
   std::string problem(const httplib::Request& req, httplib::Response&,
@@ -319,6 +321,7 @@ class Pages {
         << "</dd></dl>";
     out << "<div id=\"details\"><p id=\"reason\">" << escape_html(reason) << "</p>";
     for (const auto& run : runs) out << run_html(run, admin);
+    out << profile_html(*s, runs, viewer && (admin || viewer->id == s->user_id));
     out << "</div>";
     if (!final) {
       const std::string nonce = random_nonce();
@@ -428,15 +431,106 @@ class Pages {
     return time_text(*deadline) + (past(deadline) ? " (closed)" : "");
   }
 
-  // The public ranked run's speedup over the reference, when the judge timed the reference.
-  std::string speedup_text(store::Id submission_id) {
-    for (const auto& run : store_->submission_runs(submission_id)) {
+  using Ranking = std::shared_ptr<const std::vector<store::RankedEntry>>;
+
+  // The GPU type a leaderboard page shows: ?gpu=, else the first anyone is ranked on.
+  std::string shown_gpu(const store::Leaderboard& lb, const httplib::Request& req) {
+    std::string gpu = req.get_param_value("gpu");
+    if (!gpu.empty() &&
+        std::find(lb.gpu_types.begin(), lb.gpu_types.end(), gpu) == lb.gpu_types.end()) {
+      throw PageError(404, "Leaderboard '" + lb.name + "' has no GPU type '" + gpu + "'.");
+    }
+    if (gpu.empty()) {
+      for (const auto& type : lb.gpu_types) {
+        if (!ranking_(lb, type)->empty()) {
+          gpu = type;
+          break;
+        }
+      }
+      if (gpu.empty() && !lb.gpu_types.empty()) gpu = lb.gpu_types.front();
+    }
+    return gpu;
+  }
+
+  // The leaderboard page as a visitor without a token sees it, whole and gzipped, kept with
+  // the ranking it shows (as the API keeps its body): at 1,000 users the page is 257 KB.
+  struct CachedPage {
+    Ranking ranking;
+    std::string html;
+    std::string gzip;
+  };
+
+  std::shared_ptr<const CachedPage> anonymous_leaderboard(const httplib::Request& req) {
+    const auto lb = visible_leaderboard(req.matches[1], std::nullopt);
+    const std::string gpu = shown_gpu(lb, req);
+    const auto ranking = ranking_(lb, gpu);
+    const auto key = std::make_pair(lb.id, gpu);
+    {
+      std::lock_guard lock(tables_mutex_);
+      const auto it = pages_.find(key);
+      if (it != pages_.end() && it->second->ranking == ranking) return it->second;
+    }
+    httplib::Response scratch;
+    std::string html = page_html(leaderboard(req, scratch, std::nullopt), std::nullopt);
+    std::string compressed = gzip(html);
+    auto page = std::make_shared<const CachedPage>(
+        CachedPage{ranking, std::move(html), std::move(compressed)});
+    std::lock_guard lock(tables_mutex_);
+    pages_[key] = page;
+    return page;
+  }
+
+  // The ranking's table, rendered once per ranking object (at 1,000 users, rendering it on every
+  // request held the page at ~100 pages/s: docs/perf.md).
+  std::shared_ptr<const std::string> ranking_table(store::Id leaderboard_id, const std::string& gpu,
+                                                   const Ranking& ranking) {
+    const auto key = std::make_pair(leaderboard_id, gpu);
+    {
+      std::lock_guard lock(tables_mutex_);
+      const auto it = tables_.find(key);
+      if (it != tables_.end() && it->second.first == ranking) return it->second.second;
+    }
+    std::string table =
+        "<table id=\"ranking\"><tr><th>rank</th><th>user</th><th>score</th><th>speedup</th>"
+        "<th>submitted</th><th>submission</th></tr>";
+    for (const auto& entry : *ranking) {
+      table += "<tr class=\"ranked\"><td class=\"num\">" + std::to_string(entry.rank) +
+               "</td><td class=\"user\">" + user_link(entry.user_name) +
+               "</td><td class=\"num score\">" + escape_html(format_seconds(entry.score)) +
+               "</td><td class=\"num\">" +
+               (entry.speedup ? bench::format_speedup(*entry.speedup) : std::string("–")) +
+               "</td><td>" + time_text(entry.submitted_at) + "</td><td>" +
+               submission_link(entry.submission_id) + " " + escape_html(entry.file_name) +
+               "</td></tr>";
+    }
+    table += "</table>";
+    auto rendered = std::make_shared<const std::string>(std::move(table));
+    std::lock_guard lock(tables_mutex_);
+    tables_[key] = {ranking, rendered};
+    return rendered;
+  }
+
+  // Profile mode: the summary, and for the owner and admins the stored report's download.
+  std::string profile_html(const store::Submission& s, const std::vector<store::Run>& runs,
+                           bool owner) {
+    for (const auto& run : runs) {
       if (run.secret) continue;
       const json result = parse_object(run.result_json);
-      const auto it = result.find("speedup");
-      if (it != result.end() && it->is_number()) return bench::format_speedup(it->get<double>());
+      if (!result.contains("profile")) continue;
+      std::string out = "<section class=\"profile\"><h3>Profile</h3><pre id=\"profile-summary\">" +
+                        escape_html(judge::profile_text(result["profile"])) + "</pre>";
+      if (owner) {
+        const std::string base = "/api/submissions/" + std::to_string(s.id) + "/profile";
+        for (const auto& file : store_->run_files(s.id)) {
+          if (file.run_id != run.id || file.name != worker::kProfileReportFile) continue;
+          out += "<p><a id=\"profile-report\" href=\"" + base +
+                 "/report\">Download the Nsight Compute report</a> (" + std::to_string(file.bytes) +
+                 " bytes) · <a href=\"" + base + "\">summary as JSON</a></p>";
+        }
+      }
+      return out + "</section>";
     }
-    return "–";
+    return "";
   }
 
   static std::string run_html(const store::Run& run, bool admin) {
@@ -578,13 +672,16 @@ var fresh=new DOMParser().parseFromString(t,'text/html');
                                      "; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000");
   }
 
+  static constexpr char kHtmlType[] = "text/html; charset=utf-8";
+
   static void send_page(httplib::Response& res, int status, const std::string& body,
                         const std::optional<store::User>& viewer) {
-    std::string who = viewer ? user_link(viewer->name) +
-                                   " <form method=\"post\" action=\"/logout\" style=\"display:"
-                                   "inline\"><button>log out</button></form>"
-                             : "<a href=\"/login\">log in</a>";
     res.status = status;
+    set_page_headers(res);
+    res.set_content(page_html(body, viewer), kHtmlType);
+  }
+
+  static void set_page_headers(httplib::Response& res) {
     if (!res.has_header("Content-Security-Policy")) {
       res.set_header("Content-Security-Policy",
                      "default-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; "
@@ -592,19 +689,29 @@ var fresh=new DOMParser().parseFromString(t,'text/html');
     }
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Cache-Control", "no-store");
-    res.set_content(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta "
-        "name=\"viewport\" content=\"width=device-width\"><title>kerneljudge</title>"
-        "<style>" +
-            std::string(kStyle) +
-            "</style></head><body><header><a href=\"/\"><strong>kerneljudge</strong>"
-            "</a><a href=\"/\">leaderboards</a><span class=\"who\">" +
-            who + "</span></header><main>" + body + "</main></body></html>\n",
-        "text/html; charset=utf-8");
+  }
+
+  static std::string page_html(const std::string& body, const std::optional<store::User>& viewer) {
+    std::string who = viewer ? user_link(viewer->name) +
+                                   " <form method=\"post\" action=\"/logout\" style=\"display:"
+                                   "inline\"><button>log out</button></form>"
+                             : "<a href=\"/login\">log in</a>";
+    return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta "
+           "name=\"viewport\" content=\"width=device-width\"><title>kerneljudge</title>"
+           "<style>" +
+           std::string(kStyle) +
+           "</style></head><body><header><a href=\"/\"><strong>kerneljudge</strong>"
+           "</a><a href=\"/\">leaderboards</a><span class=\"who\">" +
+           who + "</span></header><main>" + body + "</main></body></html>\n";
   }
 
   std::shared_ptr<store::Store> store_;
   RankingSource ranking_;
+  std::mutex tables_mutex_;  // guards tables_ and pages_
+  std::map<std::pair<store::Id, std::string>, std::shared_ptr<const CachedPage>> pages_;
+  std::map<std::pair<store::Id, std::string>,
+           std::pair<Ranking, std::shared_ptr<const std::string>>>
+      tables_;
 };
 
 }  // namespace
@@ -618,7 +725,10 @@ void add_page_routes(httplib::Server& http, std::shared_ptr<store::Store> store,
     };
   };
   http.Get("/", page(&Pages::index));
-  http.Get(R"(/leaderboards/([^/]+))", page(&Pages::leaderboard));
+  http.Get(R"(/leaderboards/([^/]+))",
+           [pages](const httplib::Request& req, httplib::Response& res) {
+             pages->leaderboard_route(req, res);
+           });
   http.Get(R"(/problems/([^/]+))", page(&Pages::problem));
   http.Get(R"(/submissions/(\d+))", page(&Pages::submission));
   http.Get(R"(/users/([^/]+))", page(&Pages::user));

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "problem/problem.h"
+#include "server/detail/archive.h"
 #include "server/detail/kernelbot.h"
 #include "server/detail/openapi.h"
 #include "server/detail/pages.h"
@@ -145,6 +146,7 @@ struct Server::State {
     std::chrono::steady_clock::time_point computed;
     std::vector<store::RankedEntry> entries;
     std::string api_body;
+    std::string api_body_gzip;  // the same, gzipped once: a tenth of the bytes per request
   };
   std::mutex ranking_mutex;       // guards rankings
   std::mutex ranking_fill_mutex;  // one ranking query at a time; the others wait for its result
@@ -181,11 +183,16 @@ struct Server::State {
                       {"submission_id", entry.submission_id},
                       {"file_name", entry.file_name},
                       {"score", entry.score},
+                      {"speedup", optional_json(entry.speedup)},
                       {"submitted_at", format_time(entry.submitted_at)}});
     }
+    // Compact: at 1,000 users the indented body was half spaces (195 KB), and every request
+    // copies it through loopback.
+    std::string body =
+        json{{"leaderboard", lb.name}, {"gpu", gpu}, {"ranking", rows}}.dump() + "\n";
+    std::string compressed = detail::gzip(body);
     auto entry = std::make_shared<const CachedRanking>(CachedRanking{
-        generation, computed, std::move(entries),
-        json{{"leaderboard", lb.name}, {"gpu", gpu}, {"ranking", rows}}.dump(2) + "\n"});
+        generation, computed, std::move(entries), std::move(body), std::move(compressed)});
     std::lock_guard lock(ranking_mutex);
     rankings[key] = entry;
     return entry;
@@ -393,7 +400,84 @@ struct Server::State {
       if (!run.secret || show_secret) r["result"] = json::parse(run.result_json, nullptr, false);
       runs.push_back(std::move(r));
     }
+    if (const auto profile = stored_profile(s); profile && profile->report) {
+      for (auto& r : runs) {
+        if (r["id"] == profile->run.id) r["profile_report"] = profile_report_json(s, *profile);
+      }
+    }
     return runs;
+  }
+
+  // Profile mode: the public run whose result has a profile, and its stored report, if any.
+  struct StoredProfile {
+    store::Run run;
+    json profile;
+    std::optional<store::RunFileInfo> report;
+  };
+
+  std::optional<StoredProfile> stored_profile(const store::Submission& s) {
+    if (s.mode != "profile") return std::nullopt;
+    for (auto& run : store->submission_runs(s.id)) {
+      if (run.secret) continue;
+      json result = json::parse(run.result_json, nullptr, false);
+      if (!result.is_object() || !result.contains("profile")) continue;
+      StoredProfile out{std::move(run), result["profile"], std::nullopt};
+      for (auto& file : store->run_files(s.id)) {
+        if (file.run_id == out.run.id && file.name == worker::kProfileReportFile) out.report = file;
+      }
+      return out;
+    }
+    return std::nullopt;
+  }
+
+  static json profile_report_json(const store::Submission& s, const StoredProfile& profile) {
+    return {{"name", profile.report->name},
+            {"bytes", profile.report->bytes},
+            {"url", "/api/submissions/" + std::to_string(s.id) + "/profile/report"}};
+  }
+
+  StoredProfile require_profile(const store::Submission& s) {
+    auto profile = stored_profile(s);
+    if (!profile) {
+      throw ApiError(404, "no_profile",
+                     "submission " + std::to_string(s.id) +
+                         " has no profile (not profile mode, or not judged yet)");
+    }
+    return *profile;
+  }
+
+  // The stored report as a download: owner and admins only (it holds the kernels' code).
+  void send_profile_report(const store::Submission& s, httplib::Response& res) {
+    const auto profile = require_profile(s);
+    const auto report =
+        profile.report ? store->run_file(profile.run.id, profile.report->name) : std::nullopt;
+    if (!report) {
+      throw ApiError(404, "no_profile_report",
+                     "submission " + std::to_string(s.id) + " has no stored profile report" +
+                         (profile.profile.contains("message")
+                              ? ": " + profile.profile.value("message", std::string())
+                              : std::string()));
+    }
+    res.set_header("Content-Disposition",
+                   "attachment; filename=\"submission-" + std::to_string(s.id) + ".ncu-rep\"");
+    res.set_content(*report, "application/octet-stream");
+  }
+
+  // GET /api/submissions/{id}/profile: the summary (kernels, text) and the report's link.
+  void get_profile(const httplib::Request& req, httplib::Response& res) {
+    const auto s = own_submission(require_user(req), req.matches[1]);
+    const auto profile = require_profile(s);
+    json out = {{"submission_id", s.id},
+                {"available", profile.profile.value("available", false)},
+                {"message", profile.profile.value("message", std::string())},
+                {"kernels", profile.profile.value("kernels", json::array())},
+                {"summary", judge::profile_text(profile.profile)},
+                {"report", profile.report ? profile_report_json(s, profile) : json(nullptr)}};
+    send_json(res, 200, out);
+  }
+
+  void get_profile_report(const httplib::Request& req, httplib::Response& res) {
+    send_profile_report(own_submission(require_user(req), req.matches[1]), res);
   }
 
   void get_submission(const httplib::Request& req, httplib::Response& res) {
@@ -596,7 +680,14 @@ struct Server::State {
   void get_ranking(const httplib::Request& req, httplib::Response& res) {
     const auto lb = leaderboard(req.matches[1], bearer_user(req));
     const std::string gpu = pick_gpu(lb, req.get_param_value("gpu"));
-    res.set_content(cached_ranking(lb, gpu)->api_body, "application/json");
+    const auto cached = cached_ranking(lb, gpu);
+    res.set_header("Vary", "Accept-Encoding");
+    if (detail::accepts_gzip(req.get_header_value("Accept-Encoding"))) {
+      res.set_header("Content-Encoding", "gzip");
+      res.set_content(cached->api_body_gzip, "application/json");
+    } else {
+      res.set_content(cached->api_body, "application/json");
+    }
   }
 
   void get_template(const httplib::Request& req, httplib::Response& res) {
@@ -793,12 +884,15 @@ struct Server::State {
       const auto problem = problem::load(lb.problem_dir);
       json templates = json::object();
       for (const auto& [language, path] : problem.templates) templates[language] = path;
-      return {{"lang", problem.lang},
-              {"description", problem.description},
-              {"ranking_by", problem::to_string(problem.ranking_by)},
-              {"tests", problem.tests},
-              {"benchmarks", problem.benchmarks},
-              {"templates", templates}};
+      json task = {{"lang", problem.lang},
+                   {"description", problem.description},
+                   {"ranking_by", problem::to_string(problem.ranking_by)},
+                   {"tests", problem.tests},
+                   {"benchmarks", problem.benchmarks},
+                   {"templates", templates}};
+      // The public cases a CPU worker benchmarks instead (kj's own task.yml key).
+      if (!problem.cpu_benchmarks.empty()) task["cpu_benchmarks"] = problem.cpu_benchmarks;
+      return task;
     } catch (const std::exception&) {
       return json::object();  // the leaderboard is listed; its jobs report the problem's error
     }
@@ -858,8 +952,10 @@ struct Server::State {
     const auto created = accept_submission(user, kernelbot_submission_request(req), res);
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
+    // Where the client reached this server: the base of the profile report's download URL.
+    const std::string base = "http://" + req.get_header_value("Host");
     res.set_chunked_content_provider(
-        "text/event-stream", [this, created](std::size_t, httplib::DataSink& sink) {
+        "text/event-stream", [this, created, base](std::size_t, httplib::DataSink& sink) {
           auto status = [&](const std::string& message) {
             const std::string text = detail::sse_event("status", {{"message", message}});
             return sink.write(text.data(), text.size());
@@ -900,7 +996,8 @@ struct Server::State {
             } else {
               text = detail::sse_event(
                   "result",
-                  detail::kernelbot_result(final_submission, store->submission_runs(created.id)));
+                  detail::kernelbot_result(final_submission, store->submission_runs(created.id),
+                                           profile_download(final_submission, base)));
             }
             sink.write(text.data(), text.size());
           };
@@ -908,6 +1005,17 @@ struct Server::State {
           sink.done();
           return true;
         });
+  }
+
+  // A profile run's stored report for the KernelBot result, with its download URL.
+  std::optional<detail::ProfileDownload> profile_download(const store::Submission& s,
+                                                          const std::string& base) {
+    const auto profile = stored_profile(s);
+    if (!profile || !profile->report) return std::nullopt;
+    auto report = store->run_file(profile->run.id, profile->report->name);
+    if (!report) return std::nullopt;
+    return detail::ProfileDownload{std::move(*report),
+                                   base + "/user/submissions/" + std::to_string(s.id) + "/profile"};
   }
 
   // The caller's own submission (or any, for an admin).
@@ -941,6 +1049,11 @@ struct Server::State {
               detail::kernelbot_submission_details(s, store->submission_runs(s.id),
                                                    store->get_code(s.code_sha256).value_or(""),
                                                    latest, queue));
+  }
+
+  // popcorn-cli prints the result's profile.download_url; the report needs the CLI id.
+  void kernelbot_profile_report(const httplib::Request& req, httplib::Response& res) {
+    send_profile_report(own_submission(popcorn_user(req), req.matches[1]), res);
   }
 
   void kernelbot_delete_submission(const httplib::Request& req, httplib::Response& res) {
@@ -1001,6 +1114,8 @@ struct Server::State {
     http.Get(R"(/user/submissions/(\d+))", kernelbot_guarded(&State::kernelbot_user_submission));
     http.Delete(R"(/user/submissions/(\d+))",
                 kernelbot_guarded(&State::kernelbot_delete_submission));
+    http.Get(R"(/user/submissions/(\d+)/profile)",
+             kernelbot_guarded(&State::kernelbot_profile_report));
     http.Post(R"(/submission/([^/]+)/([^/]+)/([^/]+))",
               kernelbot_guarded(&State::kernelbot_submit_background));
     http.Post(R"(/([^/]+)/([^/]+)/([^/]+))", kernelbot_guarded(&State::kernelbot_submit_streaming));
@@ -1028,6 +1143,8 @@ struct Server::State {
     http.Get(R"(/api/submissions/(\d+))", guarded(&State::get_submission));
     http.Get(R"(/api/submissions/(\d+)/events)", guarded(&State::stream_events));
     http.Get(R"(/api/submissions/(\d+)/code)", guarded(&State::get_code));
+    http.Get(R"(/api/submissions/(\d+)/profile)", guarded(&State::get_profile));
+    http.Get(R"(/api/submissions/(\d+)/profile/report)", guarded(&State::get_profile_report));
     http.Post(R"(/api/submissions/(\d+)/hacked)", guarded(&State::mark_hacked));
     http.Delete(R"(/api/submissions/(\d+))", guarded(&State::delete_submission));
     http.Get("/api/leaderboards", guarded(&State::list_leaderboards));
@@ -1069,7 +1186,9 @@ Server::Server(std::shared_ptr<store::Store> store, ApiOptions options,
   detail::add_page_routes(
       http, state_->store,
       [state = state_.get()](const store::Leaderboard& lb, const std::string& gpu) {
-        return state->cached_ranking(lb, gpu)->entries;
+        auto cached = state->cached_ranking(lb, gpu);
+        // The entries share the cache entry's lifetime: a new object means a new ranking.
+        return std::shared_ptr<const std::vector<store::RankedEntry>>(cached, &cached->entries);
       });
   state_->kernelbot_routes();
 }

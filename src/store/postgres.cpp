@@ -383,6 +383,12 @@ class PostgresDialect final : public Dialect {
     return *db_;
   }
   const SchemaSpelling& spelling() const override { return kPostgresSpelling; }
+  std::string json_number(std::string_view column, std::string_view key) const override {
+    const std::string value =
+        "(CAST(" + std::string(column) + " AS jsonb) -> '" + std::string(key) + "')";
+    return "CASE WHEN jsonb_typeof" + value + " = 'number' THEN CAST(CAST(" + std::string(column) +
+           " AS jsonb) ->> '" + std::string(key) + "' AS DOUBLE PRECISION) END";
+  }
   void lock_for_migration(SqlConnection& db) override {
     db.exec("SELECT pg_advisory_xact_lock($1)", {kMigrationLockKey});
   }

@@ -302,6 +302,13 @@ class SqliteDialect final : public Dialect {
   const SchemaSpelling& spelling() const override { return kSqliteSpelling; }
   std::string next_id(std::string_view) const override { return "NULL"; }
   Id last_id(SqlConnection& db) override { return *db.scalar("SELECT last_insert_rowid()"); }
+  std::string json_number(std::string_view column, std::string_view key) const override {
+    // The path '$.key' spelled without a '$', which the placeholders' rewrite would take.
+    const std::string path = "char(36) || '." + std::string(key) + "'";
+    return "CASE WHEN json_type(" + std::string(column) + ", " + path +
+           ") IN ('integer', 'real') THEN json_extract(" + std::string(column) + ", " + path +
+           ") END";
+  }
 
   void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
   void committed() override {

@@ -328,6 +328,25 @@ class SqlStore final : public Store {
     });
   }
 
+  std::vector<RunFileInfo> run_files(Id submission_id) override {
+    return guarded("run_files", [&] {
+      return db().all(
+          // length() of a BLOB and of a bytea counts bytes in both databases.
+          "SELECT f.run_id, f.name, length(f.content) FROM run_files f JOIN runs r ON r.id = "
+          "f.run_id WHERE r.submission_id = $1 ORDER BY f.run_id, f.name",
+          {submission_id}, [](const SqlRows& row) {
+            return RunFileInfo{row.int64(0), row.text(1), row.int64(2)};
+          });
+    });
+  }
+
+  std::optional<std::string> run_file(Id run_id, std::string_view name) override {
+    return guarded("run_file", [&] {
+      return db().first("SELECT content FROM run_files WHERE run_id = $1 AND name = $2",
+                        {run_id, name}, [](const SqlRows& row) { return row.bytes(0); });
+    });
+  }
+
   Job enqueue(Id submission_id, std::string_view gpu_type) override {
     return in_transaction("enqueue", [&] {
       if (!submission_by_id(submission_id)) {
@@ -412,8 +431,12 @@ class SqlStore final : public Store {
     int tries = 0;
     return guarded("complete", [&] {
       const bool retried = tries++ > 0;
-      if (dialect_->one_statement_queue() ? dialect_->complete(db(), lease, now, outcome)
-                                          : complete_in_transaction(lease, now, outcome)) {
+      // The one statement records runs without files; a run with files takes the transaction.
+      const bool files = std::any_of(outcome.runs.begin(), outcome.runs.end(),
+                                     [](const NewRun& run) { return !run.files.empty(); });
+      if (dialect_->one_statement_queue() && !files
+              ? dialect_->complete(db(), lease, now, outcome)
+              : complete_in_transaction(lease, now, outcome)) {
         return true;
       }
       // A retry after the connection dropped mid-statement: the first try may have committed,
@@ -541,9 +564,10 @@ class SqlStore final : public Store {
 
   std::vector<RankedEntry> ranking(Id leaderboard_id, std::string_view gpu_type) override {
     return guarded("ranking", [&] {
-      auto rows = db().query(R"sql(
+      // The speedup is read from the ranked run's result only for the rows shown (one per user).
+      auto rows = db().query(sql({R"sql(
 WITH eligible AS (
-  SELECT s.user_id, s.id AS submission_id, s.created_at, r.score,
+  SELECT s.user_id, s.id AS submission_id, s.created_at, r.score, r.id AS run_id,
          ROW_NUMBER() OVER (PARTITION BY s.user_id ORDER BY r.score, s.created_at, s.id) AS nth
   FROM submissions s JOIN runs r ON r.submission_id = s.id
   WHERE s.leaderboard_id = $1 AND s.gpu_type = $2 AND s.hacked = 0
@@ -551,19 +575,27 @@ WITH eligible AS (
     AND NOT EXISTS (SELECT 1 FROM runs f WHERE f.submission_id = s.id AND f.secret = 1
                     AND f.passed = 0)
 )
-SELECT e.user_id, u.name, e.submission_id, s.file_name, e.score, e.created_at
+SELECT e.user_id, u.name, e.submission_id, s.file_name, e.score, e.created_at, )sql",
+                                  dialect_->json_number("ranked.result_json", "speedup"), R"sql(
 FROM eligible e JOIN users u ON u.id = e.user_id JOIN submissions s ON s.id = e.submission_id
+  JOIN runs ranked ON ranked.id = e.run_id
 WHERE e.nth = 1
-ORDER BY e.score, e.created_at, e.submission_id)sql",
+ORDER BY e.score, e.created_at, e.submission_id)sql"}),
                              {leaderboard_id, gpu_type});
       std::vector<RankedEntry> entries;
       while (rows->next()) {
-        const double score = rows->real(4);
-        const int rank = entries.empty() || entries.back().score != score
-                             ? static_cast<int>(entries.size()) + 1
-                             : entries.back().rank;
-        entries.push_back(RankedEntry{rank, rows->int64(0), rows->text(1), rows->int64(2),
-                                      rows->text(3), score, rows->time(5)});
+        RankedEntry entry;
+        entry.user_id = rows->int64(0);
+        entry.user_name = rows->text(1);
+        entry.submission_id = rows->int64(2);
+        entry.file_name = rows->text(3);
+        entry.score = rows->real(4);
+        entry.submitted_at = rows->time(5);
+        entry.speedup = rows->optional_real(6);
+        entry.rank = entries.empty() || entries.back().score != entry.score
+                         ? static_cast<int>(entries.size()) + 1
+                         : entries.back().rank;
+        entries.push_back(std::move(entry));
       }
       return entries;
     });
@@ -974,10 +1006,10 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
     return *db().scalar("SELECT id FROM code_files WHERE sha256 = $1", {hash});
   }
 
-  // A run; an imported one under its source id where free.
+  // A run and the files it produced; an imported one under its source id where free.
   void insert_run(Id submission_id, Id job_id, const NewRun& run,
                   std::optional<Id> source_id = std::nullopt) {
-    insert_keeping_id(
+    const Id run_id = insert_keeping_id(
         SourceKind::run, "runs", source_id,
         [&](auto id) {
           return db().exec(keeping_id_.run,
@@ -985,7 +1017,11 @@ ORDER BY e.score, e.created_at, e.submission_id)sql",
                             run.passed, run.compilation_json, run.result_json, run.system_json,
                             run.start_time, run.end_time, run.meta_json, id});
         },
-        false);
+        !run.files.empty());
+    for (const auto& file : run.files) {
+      db().exec("INSERT INTO run_files (run_id, name, content) VALUES ($1, $2, $3)",
+                {run_id, file.name, Bytes{file.content}});
+    }
   }
 
   // A queued job, its waiting workers woken once the transaction commits. gpus_needed 0: as

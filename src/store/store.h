@@ -145,6 +145,19 @@ struct ClaimedJob {
   std::int64_t secret_seed = 0;
 };
 
+// A file a run produced beside its result JSON (profile mode: the Nsight Compute report).
+struct RunFile {
+  std::string name;  // unique per run, e.g. "profile.ncu-rep"
+  std::string content;
+};
+
+// A run's file as listed, without its content.
+struct RunFileInfo {
+  Id run_id = 0;
+  std::string name;
+  std::int64_t bytes = 0;
+};
+
 struct NewRun {
   std::string mode;    // test, benchmark, leaderboard, ...
   std::string runner;  // the GPU (or cpu) the run used
@@ -156,7 +169,8 @@ struct NewRun {
   std::string system_json = "{}";
   Time start_time;
   Time end_time;
-  std::string meta_json;  // run_meta as a published run-level file gave it (empty: none)
+  std::string meta_json;       // run_meta as a published run-level file gave it (empty: none)
+  std::vector<RunFile> files;  // recorded with the run; a read Run leaves them out (run_files)
 };
 
 struct Run : NewRun {
@@ -188,6 +202,7 @@ struct RankedEntry {
   std::string file_name;
   double score = 0;
   Time submitted_at;
+  std::optional<double> speedup;  // the ranked run's speedup over the reference, when timed
 };
 
 // A submission with its code and every run, as the dataset export reads it.
@@ -312,6 +327,9 @@ class Store {
   // submission has the same code. False when there is no such submission.
   virtual bool delete_submission(Id submission_id) = 0;
   virtual std::vector<Run> submission_runs(Id submission_id) = 0;
+  // The files of the submission's runs (names and sizes), by run and name; one file's content.
+  virtual std::vector<RunFileInfo> run_files(Id submission_id) = 0;
+  virtual std::optional<std::string> run_file(Id run_id, std::string_view name) = 0;
 
   // The queue. A job goes queued -> running (claimed, leased) -> done | failed; an abandoned
   // running job goes back to queued until it was claimed max_attempts times, then fails.

@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -179,6 +181,36 @@ void WorkerStats::wait_for_progress(std::uint64_t& seen, std::chrono::millisecon
   seen = progress_count_;
 }
 
+namespace {
+
+// Profile mode: the report the judge kept on this host, read to be stored with the run (the
+// server on another host serves it) and removed here once read; a larger one than the cap stays,
+// and the profile says where. profile.stored_report names the stored file.
+std::vector<store::RunFile> take_profile_report(nlohmann::json& profile, std::size_t max_bytes) {
+  if (!profile.is_object() || !profile.contains("report") || !profile["report"].is_string()) {
+    return {};
+  }
+  const std::filesystem::path path = profile["report"].get<std::string>();
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return {};
+  if (size > max_bytes) {
+    profile["message"] = "the report (" + std::to_string(size) + " bytes) is over the " +
+                         std::to_string(max_bytes) +
+                         " bytes the server keeps; it stays on the worker at " + path.string();
+    return {};
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) return {};
+  std::filesystem::remove(path, ec);
+  profile.erase("report");
+  profile["stored_report"] = {{"name", kProfileReportFile}, {"bytes", content.size()}};
+  return {store::RunFile{kProfileReportFile, std::move(content)}};
+}
+
+}  // namespace
+
 JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
                     const WorkerOptions& options, judge::WarmHarness* warm) {
   JudgedJob judged;
@@ -202,7 +234,7 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   request.timing = options.timing;
   if (*mode == judge::Mode::leaderboard) request.secret_seed = job.secret_seed;
   const auto start = now_us();
-  const judge::EvalResult result = judge::evaluate(request, environment, warm);
+  judge::EvalResult result = judge::evaluate(request, environment, warm);
   const auto end = now_us();
   judged.gpu_health = result.gpu_health;
   judged.summary = {{"verdict", judge::to_string(result.verdict)}, {"reason", result.reason}};
@@ -216,6 +248,7 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   if (accepted && result.score_ns) score = *result.score_ns / 1e9;
   judged.summary["score"] = score ? nlohmann::json(*score) : nlohmann::json(nullptr);
 
+  auto files = take_profile_report(result.profile, options.max_profile_report_bytes);
   store::NewRun run;
   run.mode = job.submission.mode;
   run.runner = job.submission.gpu_type;
@@ -223,6 +256,7 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   run.system_json = result.system.dump();
   run.start_time = start;
   run.end_time = end;
+  run.files = std::move(files);
   store::JobOutcome outcome;
   outcome.verdict = judge::to_string(result.verdict);
   if (*mode == judge::Mode::leaderboard) {

@@ -23,6 +23,9 @@
 
 namespace kj::worker {
 
+// The name a profile run's Nsight Compute report is stored under with the run.
+inline constexpr char kProfileReportFile[] = "profile.ncu-rep";
+
 struct WorkerOptions {
   std::string worker_id;               // unique per worker, e.g. "host:pid:cuda:0"
   std::string device = "cpu";          // "cpu" or "cuda:N"
@@ -46,6 +49,9 @@ struct WorkerOptions {
   // following it. On an H200, back-to-back leaderboard runs went from 19.1 s to 13.8 s each, the
   // medians unchanged (docs/perf.md). CPU workers never do it: their cores are few.
   bool warm_ahead = true;
+  // Profile mode: the Nsight Compute report is stored with the run up to this size (larger ones
+  // stay on the worker's disk, and the result says so).
+  std::size_t max_profile_report_bytes = std::size_t{32} << 20;
 };
 
 // Counters shared by the workers of one process, for /metrics.

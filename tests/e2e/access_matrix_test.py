@@ -206,6 +206,12 @@ def build_rows(w):
                                                     expect_read),
         ("GET", r"/api/submissions/(\d+)/code"): (P(f"/api/submissions/{sid}/code"), none,
                                                   expect_read),
+        # profile mode's summary and report: the owner and admins only, deadline or not (404
+        # here: the ranked submission has no profile)
+        ("GET", r"/api/submissions/(\d+)/profile"): (P(f"/api/submissions/{sid}/profile"), none,
+                                                     by_role(401, 403, 404, 404)),
+        ("GET", r"/api/submissions/(\d+)/profile/report"): (
+            P(f"/api/submissions/{sid}/profile/report"), none, by_role(401, 403, 404, 404)),
         ("POST", r"/api/submissions/(\d+)/hacked"): (
             P(f"/api/submissions/{w.hacked}/hacked"), lambda *_: {"body": {"hacked": True}},
             admin_only(200)),
@@ -247,6 +253,8 @@ def build_rows(w):
         ("GET", "/auth/init"): (P("/auth/init"), none, by_role(403, 403, 403, 403)),
         ("GET", "/user/submissions"): (P("/user/submissions"), none, user_only),
         ("GET", r"/user/submissions/(\d+)"): (P(f"/user/submissions/{sid}"), none, own_only),
+        ("GET", r"/user/submissions/(\d+)/profile"): (P(f"/user/submissions/{sid}/profile"), none,
+                                                      by_role(401, 403, 404, 404)),
         ("DELETE", r"/user/submissions/(\d+)"): (
             lambda w_, role, phase: f"/user/submissions/{deletable('kernelbot')(w_, role, phase)}",
             none, own_only_delete),

@@ -124,6 +124,7 @@ def main():
     tmp, problems, env = server_home(root, "kj-browser-test-")
     server = browser = None
     try:
+        env["KJ_NCU"] = os.path.join(root, "tests", "e2e", "fake_ncu.sh")  # profile mode on a CPU
         server = JudgeServer(args.kj, os.path.join(tmp, "kj.db"), problems, free_port(), env)
         api = Api(server.url)
         alice = api.json("POST", "/api/admin/users", server.admin_token, {"name": "alice"},
@@ -187,6 +188,17 @@ def main():
         status, _, body = api.call("GET", "/users/alice")
         assert status == 200 and b'<svg class="chart"' in body, body[:2000]
         assert b"No accepted ranked submissions yet" not in body
+
+        # Profile mode: the summary on the page, and the report downloads with the cookie.
+        profiled = submit(code, "profile", "profiled.py")
+        assert api.wait_final(profiled, alice)["verdict"] == "accepted"
+        browser.open(server.url + f"/submissions/{profiled}")
+        assert "fake_add_kernel" in browser.text("#profile-summary")
+        status, head = browser.script(
+            "var x = new XMLHttpRequest();"
+            "x.open('GET', document.getElementById('profile-report').href, false); x.send();"
+            "return [x.status, x.responseText.slice(0, 18)];")
+        assert (status, head) == (200, "kj fake ncu report"), (status, head)
 
         # Markup in a submission's stdout is text on the page, never markup or script.
         assert api.wait_final(printing, alice)["verdict"] == "accepted"

@@ -75,28 +75,36 @@ def _():
     assert times["at_hello_s"] <= times["at_done_s"] <= wall_s + 0.05, (times, wall_s)
 
 
-@case("benchmark mode on the CPU times every benchmark and scores by ranking_by")
+@case("benchmark mode on the CPU times every CPU-sized benchmark and scores by ranking_by")
 def _():
-    with tempfile.TemporaryDirectory() as tmp:
-        # CPU-sized benchmarks: every timed call gets freshly generated inputs, and generating
-        # the bundled 8192x8192 ones on a CPU takes longer than the time cap of this check.
-        small = copy_of_vectoradd(tmp)
-        task = os.path.join(small, "task.yml")
-        with open(task) as f:
-            lines = [line for line in f.read().splitlines() if '"bytes":' not in line]  # benchmarks
-        text = "\n".join(lines).replace(
-            "benchmarks:", 'benchmarks:\n  - {"size": 128, "seed": 31232}\n  - {"size": 256, "seed": 4052}'
-            '\n  - {"size": 512, "seed": 2146}', 1)
-        with open(task, "w") as f:
-            f.write(text + "\n")
-        proc, result = kj("eval", small, os.path.join(small, "solutions/correct/pytorch.py"), "--mode", "benchmark",
-                          "--max-repeats", "5", "--max-time", "5", "--json", check_json=True)
+    # Every timed call gets freshly generated inputs, and generating the GPU-sized 8192x8192
+    # ones on a CPU takes minutes: on a CPU the judge runs task.yml's cpu_benchmarks.
+    solution = os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py")
+    proc, result = kj("eval", problem("vectoradd"), solution, "--mode", "benchmark",
+                      "--max-repeats", "5", "--max-time", "5", "--json", check_json=True)
     assert result["verdict"] == "accepted", result["reason"]
-    assert len(result["benchmarks"]) == 3, [b["spec"] for b in result["benchmarks"]]
+    assert result["benchmark_set"] == "cpu_benchmarks", result["benchmark_set"]
+    assert [b["spec"]["size"] for b in result["benchmarks"]] == [256, 512, 1024], \
+        [b["spec"] for b in result["benchmarks"]]
     for b in result["benchmarks"]:
         assert b["summary"]["n"] >= 3 and b["summary"]["median_ns"] > 0, b
         assert b["clock"] == "monotonic"
     assert result["score_ns"] > 0 and result["ranking_by"] == "geom"
+    proc = kj("eval", problem("vectoradd"), solution, "--mode", "benchmark", "--case", "0")
+    assert "on the CPU-sized shapes of task.yml's cpu_benchmarks" in proc.stdout, proc.stdout
+    # A problem without them runs its benchmarks as they are.
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = copy_of_vectoradd(tmp)
+        task = os.path.join(plain, "task.yml")
+        with open(task) as f:
+            text = f.read()
+        text = text[:text.index("\n# kerneljudge's own key")] + text[text.index("\nranking_by:"):]
+        text = text.replace('"size": 1024, "seed": 31232, "bytes": 6291456', '"size": 96, "seed": 31232')
+        with open(task, "w") as f:
+            f.write(text)
+        proc, result = kj("eval", plain, os.path.join(plain, "solutions/correct/pytorch.py"),
+                          "--mode", "benchmark", "--case", "0", "--json", check_json=True)
+    assert result["benchmark_set"] == "benchmarks" and result["benchmarks"][0]["spec"]["size"] == 96
 
 
 @case("a malformed task.yml is refused naming file, line and field; exit 2")

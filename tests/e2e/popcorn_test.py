@@ -23,6 +23,7 @@ Requests go over a plain socket byte for byte as reqwest writes them (lower-case
 0.5 s, which changes no request)."""
 
 import argparse
+import base64
 import http.client
 import json
 import os
@@ -33,9 +34,10 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_test import JudgeServer, free_port, server_home  # noqa: E402
+from server_test import Api, JudgeServer, free_port, server_home  # noqa: E402
 
 
 class PopcornError(Exception):
@@ -241,6 +243,11 @@ class PopcornCli:
                         result = json.loads(data)  # serde_json::from_str(data)?
                         mode_key = mode.lower()
                         for i, item in enumerate(result.get("results") or []):
+                            if mode_key == "profile":
+                                for key, run_data in (item.get("runs") or {}).items():
+                                    if key.startswith("profile"):
+                                        self.handle_profile_result(log, run_data, i, key)
+                                continue
                             run = ((item.get("runs") or {}).get(mode_key) or {}).get("run")
                             if isinstance(run, dict):
                                 if run.get("stdout"):
@@ -263,6 +270,45 @@ class PopcornCli:
                     else:
                         log(f"Ignoring unknown SSE event: {event}")
         raise PopcornError("Stream ended unexpectedly without a final result or error event.")
+
+    def handle_profile_result(self, log, run_data, result_idx, run_key):
+        """service/mod.rs handle_profile_result: the profiler, stdout/stderr, each benchmark's
+        base64 report, the base64 trace saved as profile_<time>_result<i>_<key>.zip in the
+        current folder, and the download URL."""
+        profile = run_data.get("profile")
+        if not isinstance(profile, dict):
+            return
+        log(f"\n=== Profiler: {profile.get('profiler') or 'Unknown'} ===")
+        run = run_data.get("run")
+        if isinstance(run, dict):
+            if run.get("stdout"):
+                log(f"STDOUT:\n{run['stdout']}")
+            if run.get("stderr"):
+                log(f"STDERR:\n{run['stderr']}")
+            result = run.get("result")
+            if isinstance(result, dict):
+                count = result.get("benchmark-count")
+                for i in range(count if isinstance(count, int) else 0):
+                    log(f"\nBenchmark: {result.get(f'benchmark.{i}.spec') or 'unknown'}")
+                    encoded = result.get(f"benchmark.{i}.report")
+                    if isinstance(encoded, str):
+                        log("\n" + base64.b64decode(encoded, validate=True).decode())
+        trace = profile.get("trace")
+        if isinstance(trace, str) and trace:
+            key = "".join(c if c.isalnum() or c in "_-" else "_" for c in run_key) or "profile"
+            name = f"profile_{time.strftime('%Y%m%d_%H%M%S', time.gmtime())}_result{result_idx}_{key}.zip"
+            with open(name, "wb") as f:
+                f.write(base64.b64decode(trace, validate=True))
+            log(f"\nSaved profile trace to: {name}")
+        url = profile.get("download_url")
+        if isinstance(url, str) and url:
+            log(f"Download full profile: {url}")
+
+    def get_url(self, url):
+        """A GET with the client's headers (what a competitor runs on the printed URL)."""
+        parsed = urllib.parse.urlsplit(url)
+        assert (parsed.hostname, parsed.port) == (self.host, self.port), url
+        return self._get(parsed.path)
 
     def auth_init(self, provider):
         status, reason, _, text = self._get(f"/auth/init?provider={provider}")
@@ -336,6 +382,58 @@ def run_submit_plain(cli, path, mode, gpu=None, leaderboard=None):
                                log.append), log
 
 
+def check_profile(server, alice, bob, bob_id, alice_id, code, tmp):
+    """Profile mode through both APIs: popcorn-cli's streamed request saves the report (the
+    trace zip) and prints the summary and the download URL; kj's /api serves the summary and
+    the report; only the owner (and admins) get them."""
+    log = []
+    cwd = os.getcwd()
+    os.chdir(tmp)  # popcorn-cli saves the trace in the current folder
+    try:
+        _, result = bob.submit_solution_streaming("submission.py", code, "vectoradd", "cpu",
+                                                  "profile", log.append)
+    finally:
+        os.chdir(cwd)
+    text = "\n".join(log)
+    assert result["verdict"] == "accepted", result
+    assert "=== Profiler: Nsight Compute ===" in text, text
+    assert "fake_add_kernel" in text and "12.5" in text, text  # the summary, decoded
+    saved = [line.split(": ", 1)[1] for line in log if line.startswith("\nSaved profile trace")]
+    assert len(saved) == 1, log
+    with zipfile.ZipFile(os.path.join(tmp, saved[0])) as trace:
+        assert trace.testzip() is None and sorted(trace.namelist()) == [
+            "ncu-details.txt", "profile.ncu-rep"], trace.namelist()
+        report = trace.read("profile.ncu-rep")
+        assert "fake_add_kernel" in trace.read("ncu-details.txt").decode()
+    assert report.startswith(b"kj fake ncu report\n"), report[:100]
+    url = next(line.split(": ", 1)[1] for line in log if line.startswith("Download full profile"))
+    status, _, content_type, body = bob.get_url(url)
+    assert status == 200 and body == report and content_type == "application/octet-stream", status
+    status, _, _, body = alice.get_url(url)
+    assert status == 403 and json.loads(body)["detail"].startswith("submission "), (status, body)
+
+    # kj's own API and the submission page, with the same id as a Bearer token.
+    api = Api(server.url)
+    sid = result["submission_id"]
+    summary = api.json("GET", f"/api/submissions/{sid}/profile", bob_id)
+    assert summary["kernels"][0]["name"] == "fake_add_kernel(const float *, float *)", summary
+    assert "fake_add_kernel" in summary["summary"] and summary["report"]["bytes"] == len(report)
+    status, headers, body = api.call("GET", summary["report"]["url"], bob_id)
+    assert status == 200 and body == report, status
+    assert "attachment" in headers.get("Content-Disposition", ""), headers
+    shown = api.json("GET", f"/api/submissions/{sid}", bob_id)
+    assert shown["runs"][0]["profile_report"]["url"] == summary["report"]["url"], shown["runs"]
+    api.error("GET", f"/api/submissions/{sid}/profile/report", alice_id, None, 403, "not_yours")
+    api.error("GET", f"/api/submissions/{sid}/profile", None, None, 401, "missing_token")
+    status, _, page = api.call("GET", f"/submissions/{sid}", bob_id)
+    assert status == 200 and b'id="profile-report"' in page and b"fake_add_kernel" in page
+    status, _, page = api.call("GET", f"/submissions/{sid}", alice_id)
+    assert status == 403 and b"profile-report" not in page, status
+    # A submission of another mode has no profile.
+    other = alice.get_user_submissions("vectoradd", 1)[0]["id"]
+    api.error("GET", f"/api/submissions/{other}/profile", alice_id, None, 404, "no_profile")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kj", required=True)
@@ -346,6 +444,8 @@ def main():
     server = None
     try:
         db = os.path.join(tmp, "kj.db")
+        # Profile mode on this CPU machine: a stand-in for Nsight Compute's ncu.
+        env["KJ_NCU"] = os.path.join(root, "tests", "e2e", "fake_ncu.sh")
         server = JudgeServer(args.kj, db, problems, free_port(), env, rate_limit=100,
                              extra=["--popcorn-registration"])
 
@@ -414,6 +514,8 @@ def main():
             "wrong.py", open(wrong, "rb").read(), "vectoradd", "cpu", "test", lambda _: None)
         assert result["verdict"] == "wrong_answer" and "wrong_answer" in reports, reports
         assert result["results"][0]["runs"]["test"]["run"]["passed"] is False
+
+        check_profile(server, alice, bob, registered, alice_id, open(correct, "rb").read(), tmp)
 
         # Errors reach popcorn-cli as `detail`, and store nothing.
         before = len(alice.get_user_submissions("vectoradd", 1000))

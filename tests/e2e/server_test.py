@@ -4,9 +4,11 @@ through the admin API, submissions through `kj submit` and the REST API, ranking
 around the deadline, refused requests that change nothing, and recovery after kill -9."""
 
 import argparse
+import gzip
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -281,7 +283,14 @@ def main():
             return [r["user"] for r in
                     api.json("GET", "/api/leaderboards/vectoradd/ranking?gpu=cpu")["ranking"]]
 
-        assert ranked_users() == []
+        # The HTML leaderboard keeps its rendered table with the cached ranking: it too must
+        # show a new ranked result on the next load.
+        def page_users():
+            status, _, page = api.call("GET", "/leaderboards/vectoradd?gpu=cpu")
+            assert status == 200, status
+            return re.findall(r'<td class="user"><a href="/users/[^"]+">([^<]+)</a>', page.decode())
+
+        assert ranked_users() == [] and page_users() == []
         scores = {}
         for name, submission_id in ranked.items():
             token = alice if name == "alice" else bob
@@ -291,10 +300,11 @@ def main():
                 s = api.json("GET", f"/api/submissions/{submission_id}", token)
                 if s["status"] in FINAL:
                     break
-                assert name not in users, users
+                assert name not in users and name not in page_users(), users
                 assert time.monotonic() < deadline, f"submission {submission_id} not final"
                 time.sleep(0.25)  # polling the status, with a deadline
             assert name in ranked_users(), "a new ranked result shows at once"
+            assert name in page_users(), "and on the next load of the leaderboard page"
             assert s["verdict"] == "accepted" and s["score"] > 0, s
             assert sorted(r["secret"] for r in s["runs"]) == [False, True], s["runs"]
             scores[name] = s["score"]
@@ -307,6 +317,20 @@ def main():
         api.json("POST", f"/api/submissions/{ranked['bob']}/hacked", admin, {"hacked": True})
         ranking = api.json("GET", "/api/leaderboards/vectoradd/ranking")["ranking"]
         assert [r["user"] for r in ranking] == ["alice"], ranking
+        assert page_users() == ["alice"], "the page forgets a hacked submission too"
+        # Clients that accept gzip get the same bodies gzipped (kept so with the ranking).
+        for path in ("/api/leaderboards/vectoradd/ranking?gpu=cpu", "/leaderboards/vectoradd?gpu=cpu"):
+            _, plain_headers, plain = api.call("GET", path)
+            _, headers, packed = api.call("GET", path, headers={"Accept-Encoding": "br, gzip;q=0.5"})
+            assert headers.get("Content-Encoding") == "gzip", headers
+            assert "Accept-Encoding" in headers.get("Vary", "") and "Content-Encoding" not in plain_headers
+            assert gzip.decompress(packed) == plain and len(packed) < len(plain), (len(packed), len(plain))
+            _, headers, _ = api.call("GET", path, headers={"Accept-Encoding": "gzip;q=0, br"})
+            assert "Content-Encoding" not in headers, headers
+        # The speedup over the reference comes with the ranking (one store query a page).
+        assert ranking[0]["speedup"] > 0, ranking
+        _, _, page = api.call("GET", "/leaderboards/vectoradd?gpu=cpu")
+        assert re.search(r'<td class="num">[0-9.]+×</td>', page.decode()), page[-2000:]
         api.error("POST", f"/api/submissions/{ranked['bob']}/hacked", bob, {}, 403, "admin_only")
 
         # Rate limit: alice has made 4 submissions on vectoradd this hour.

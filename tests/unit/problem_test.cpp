@@ -254,3 +254,25 @@ TEST_F(ProblemDir, KernelLanguageIsReadAndChecked) {
   EXPECT_EQ(e.field(), "kernel_language");
   EXPECT_NE(std::string(e.what()).find("any, triton or cuda"), std::string::npos);
 }
+
+TEST_F(ProblemDir, CpuBenchmarksAreReadLikeBenchmarks) {
+  write("task.yml", std::string(kValid) +
+                        "cpu_benchmarks:\n  - {\"size\": 64, \"seed\": 7, \"bytes\": 384}\n"
+                        "  - {\"size\": 128, \"seed\": 8}\n");
+  const auto p = kj::problem::load(dir_);
+  EXPECT_TRUE(p.warnings.empty());
+  ASSERT_EQ(p.cpu_benchmarks.size(), 2u);
+  EXPECT_EQ(p.cpu_benchmarks[0]["size"], 64);
+  EXPECT_FALSE(p.cpu_benchmarks[0].contains("bytes"));
+  ASSERT_EQ(p.cpu_benchmark_work.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.cpu_benchmark_work[0].bytes, 384);
+  ASSERT_EQ(p.benchmarks.size(), 1u);  // the GPU's cases stay as they are
+  EXPECT_EQ(p.benchmarks[0]["size"], 1024);
+  const auto nested = load_error(std::string(kValid) + "cpu_benchmarks:\n  - 5\n");
+  EXPECT_EQ(nested.field(), "cpu_benchmarks[0]");
+  std::string without = kValid;
+  without.erase(without.find("benchmarks:\n"),
+                std::string("benchmarks:\n  - {\"size\": 1024, \"seed\": 31232}\n").size());
+  const auto alone = load_error(without + "cpu_benchmarks:\n  - {\"size\": 64, \"seed\": 7}\n");
+  EXPECT_EQ(alone.field(), "cpu_benchmarks");
+}

@@ -607,6 +607,38 @@ TEST_P(StoreTest, CompleteRecordsRunsAndVerdictOnce) {
   EXPECT_EQ(store_->get_job(claimed->job.id)->state, JobState::done);
 }
 
+// Profile mode's report: kept byte for byte with its run, listed by size, gone with the
+// submission; an invalid run rolls its files back with it.
+TEST_P(StoreTest, RunFilesAreKeptWithTheRunAndGoWithTheSubmission) {
+  open();
+  Id board = leaderboard();
+  auto submission = submit(user("alice"), board, "code");
+  auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
+  ASSERT_TRUE(claimed.has_value());
+  auto outcome = accepted_outcome(1.0, now());
+  const std::string report("NCU\0report\xff\x00 bytes", 20);
+  outcome.runs[0].files = {{"profile.ncu-rep", report}};
+  auto broken = outcome;
+  broken.runs.push_back(broken.runs[0]);
+  broken.runs[1].result_json = "{not json";
+  EXPECT_THROW((void)store_->complete(claimed->lease, broken), StoreError);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM run_files"), 0);
+  ASSERT_TRUE(store_->complete(claimed->lease, outcome));
+  const auto runs = store_->submission_runs(submission.id);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].files.empty());  // listed and read on their own
+  const auto files = store_->run_files(submission.id);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].run_id, runs[0].id);
+  EXPECT_EQ(files[0].name, "profile.ncu-rep");
+  EXPECT_EQ(files[0].bytes, 20);
+  EXPECT_EQ(store_->run_file(runs[0].id, "profile.ncu-rep"), report);
+  EXPECT_EQ(store_->run_file(runs[0].id, "other"), std::nullopt);
+  EXPECT_TRUE(store_->delete_submission(submission.id));
+  EXPECT_EQ(store_->run_file(runs[0].id, "profile.ncu-rep"), std::nullopt);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM run_files"), 0);
+}
+
 TEST_P(StoreTest, JobsAreCountedByState) {
   open();
   const std::map<JobState, int> empty = {
@@ -942,6 +974,8 @@ TEST_P(StoreTest, RankingTakesEachUsersBestEligibleScore) {
   EXPECT_EQ(ranking[2].user_name, "grace");
   EXPECT_EQ(ranking[2].rank, 2);
 
+  EXPECT_EQ(ranking[0].speedup, std::nullopt);  // the run's result has no speedup
+
   store_->set_submission_hacked(bob_fast.id, false);
   EXPECT_EQ(store_->ranking(board, "H200")[0].user_name, "bob");
   auto cpu = store_->ranking(board, "cpu");
@@ -951,6 +985,32 @@ TEST_P(StoreTest, RankingTakesEachUsersBestEligibleScore) {
   (void)carol;
   (void)dave;
   (void)erin;
+}
+
+// The ranked run's speedup over the reference comes with the ranking, from its result JSON;
+// anything but a number there is none.
+TEST_P(StoreTest, RankingCarriesTheRankedRunsSpeedup) {
+  open();
+  Id board = leaderboard();
+  const std::pair<const char*, const char*> results[] = {{"alice", R"({"speedup":1.5,"tests":[]})"},
+                                                         {"bob", R"({"speedup":null})"},
+                                                         {"carol", R"({"speedup":"fast"})"},
+                                                         {"dave", R"({"speedup":3})"}};
+  double score = 1;
+  for (const auto& [name, result] : results) {
+    submit(user(name), board, name);
+    auto claimed = store_->claim_next_job("w", kH200, 60s);
+    ASSERT_TRUE(claimed.has_value());
+    auto outcome = accepted_outcome(score++, now());
+    outcome.runs[0].result_json = result;
+    ASSERT_TRUE(store_->complete(claimed->lease, outcome));
+  }
+  const auto ranking = store_->ranking(board, "H200");
+  ASSERT_EQ(ranking.size(), 4u);
+  EXPECT_EQ(ranking[0].speedup, 1.5);
+  EXPECT_EQ(ranking[1].speedup, std::nullopt);
+  EXPECT_EQ(ranking[2].speedup, std::nullopt);
+  EXPECT_EQ(ranking[3].speedup, 3.0);
 }
 
 TEST_P(StoreTest, RateWindowCountsTheLastHourAndSaysWhenToRetry) {

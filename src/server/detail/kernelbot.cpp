@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "bench/stats.h"
+#include "judge/judge.h"
 #include "problem/problem.h"
+#include "server/detail/archive.h"
 #include "server/server.h"
 
 namespace kj::server::detail {
@@ -102,6 +104,9 @@ json flat_result(const json& result) {
     }
     flat[prefix + "runs"] = summary.value("n", 0);
   }
+  if (result.contains("profile") && !benchmarks.empty()) {
+    flat["benchmark.0.report"] = base64(judge::profile_text(result["profile"]));
+  }
   flat["check"] = result.value("verdict", "") == "accepted" ? "pass" : "fail";
   return flat;
 }
@@ -188,13 +193,26 @@ json kernelbot_submission_details(const store::Submission& s, const std::vector<
   return out;
 }
 
-json kernelbot_result(const store::Submission& s, const std::vector<store::Run>& runs) {
+json kernelbot_result(const store::Submission& s, const std::vector<store::Run>& runs,
+                      const std::optional<ProfileDownload>& profile) {
   const store::Run* run = public_run(runs);
   json result = {{"success", s.status == store::SubmissionStatus::done},
                  {"error", ""},
                  {"system", run ? parse_object(run->system_json) : json::object()},
                  {"runs", json::object()}};
-  if (run) result["runs"][s.mode] = run_json(*run);
+  if (run) {
+    json& mode_run = result["runs"][s.mode] = run_json(*run);
+    const json outcome = parse_object(run->result_json);
+    if (outcome.contains("profile")) {
+      json& shown = mode_run["profile"] = {{"profiler", "Nsight Compute"}};
+      if (profile) {
+        shown["download_url"] = profile->url;
+        shown["trace"] =
+            base64(stored_zip({{"profile.ncu-rep", profile->report},
+                               {"ncu-details.txt", judge::profile_text(outcome["profile"])}}));
+      }
+    }
+  }
   return {{"status", "success"},
           {"submission_id", s.id},
           {"verdict", s.verdict.empty() ? json(nullptr) : json(s.verdict)},

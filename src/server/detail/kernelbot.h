@@ -32,9 +32,19 @@ nlohmann::json kernelbot_submission_details(const store::Submission& s,
                                             const std::optional<store::Job>& latest_job,
                                             const nlohmann::json& runner_queue);
 
+// A profile run's stored Nsight Compute report and the URL it downloads from.
+struct ProfileDownload {
+  std::string report;  // the .ncu-rep bytes
+  std::string url;
+};
+
 // The data of the final `result` event: results[0].runs.<mode>.run (success, passed, stdout,
-// stderr, duration, result) and reports (one text report, as popcorn-cli prints it).
-nlohmann::json kernelbot_result(const store::Submission& s, const std::vector<store::Run>& runs);
+// stderr, duration, result) and reports (one text report, as popcorn-cli prints it). A profile
+// run also carries, as popcorn-cli's handle_profile_result reads it, run.result's
+// "benchmark.0.report" (the summary, base64) and `profile`: profiler, download_url and trace
+// (base64 of a zip with profile.ncu-rep and ncu-details.txt, which popcorn-cli saves).
+nlohmann::json kernelbot_result(const store::Submission& s, const std::vector<store::Run>& runs,
+                                const std::optional<ProfileDownload>& profile = std::nullopt);
 
 // A progress event of a job (docs/server.md) as one line for people; empty for none.
 std::string kernelbot_status_message(const nlohmann::json& progress_event);

@@ -253,6 +253,64 @@ inline constexpr std::string_view kOpenApiDocument = R"json({
     "security": []
    }
   },
+  "/api/submissions/{id}/profile": {
+   "get": {
+    "summary": "Profile mode: the summary (kernels, text) and the stored report's link; the owner and admins",
+    "responses": {
+     "200": {
+      "description": "JSON: submission_id, available, message, kernels, summary, report (name, bytes, url) or null"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "integer"
+      }
+     }
+    ]
+   }
+  },
+  "/api/submissions/{id}/profile/report": {
+   "get": {
+    "summary": "Profile mode: the stored Nsight Compute report (.ncu-rep); the owner and admins",
+    "responses": {
+     "200": {
+      "description": "application/octet-stream"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "integer"
+      }
+     }
+    ]
+   }
+  },
   "/api/submissions/{id}/hacked": {
    "post": {
     "summary": "Admin: mark a submission hacked (left out of rankings) or not",

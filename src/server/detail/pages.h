@@ -19,9 +19,11 @@ inline constexpr char kTokenCookie[] = "kj_token";
 // The kj_token cookie's value, or empty.
 std::string token_cookie(const httplib::Request& req);
 
-// A leaderboard's ranking on one GPU type (the server's cached one).
-using RankingSource =
-    std::function<std::vector<store::RankedEntry>(const store::Leaderboard&, const std::string&)>;
+// A leaderboard's ranking on one GPU type, the server's cached one: the same object until the
+// ranking changes (a ranked result, a hacked mark, a deadline) or ages out, so what a page
+// renders from it is kept with it and rendered again only for a new object.
+using RankingSource = std::function<std::shared_ptr<const std::vector<store::RankedEntry>>(
+    const store::Leaderboard&, const std::string&)>;
 
 // Registers /, /leaderboards/{name}, /problems/{name}, /submissions/{id}, /users/{name},
 // /login and /logout.

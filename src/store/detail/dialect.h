@@ -49,6 +49,10 @@ class Dialect {
   virtual bool complete(SqlConnection& db, const JobLease& lease, Time now,
                         const JobOutcome& outcome);
 
+  // An expression: the number under a top-level `key` of the JSON text in `column`; NULL when
+  // the key is missing or holds anything but a number. `key` is a constant of the store's.
+  virtual std::string json_number(std::string_view column, std::string_view key) const = 0;
+
   // Appended to a SELECT of rows the transaction goes on to change: " FOR UPDATE", or nothing
   // where the transaction holds the database's write lock.
   virtual std::string_view lock_rows() const { return ""; }
@@ -141,8 +145,18 @@ inline Job read_job(const SqlRows& row) {
 }
 
 inline Run read_run(const SqlRows& row) {
-  return Run{{row.text(3), row.text(4), row.optional_real(6), row.int64(7) != 0, row.int64(5) != 0,
-              row.text(8), row.text(9), row.text(10), row.time(11), row.time(12), row.text(13)},
+  return Run{{row.text(3),
+              row.text(4),
+              row.optional_real(6),
+              row.int64(7) != 0,
+              row.int64(5) != 0,
+              row.text(8),
+              row.text(9),
+              row.text(10),
+              row.time(11),
+              row.time(12),
+              row.text(13),
+              {}},
              row.int64(0),
              row.int64(1),
              row.int64(2)};

@@ -155,6 +155,17 @@ CREATE TABLE source_ids (
 ALTER TABLE leaderboards ADD COLUMN reference TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN meta_json TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Files a run produced that its result JSON does not hold: profile mode's Nsight Compute
+    // report. They go with their run (and so with a deleted submission).
+    {6, "run files", R"sql(
+CREATE TABLE run_files (
+  id {ID},
+  run_id {INT64} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  name TEXT NOT NULL CHECK (name <> ''),
+  content {BYTES} NOT NULL,
+  UNIQUE (run_id, name)
+);
+)sql"},
 };
 
 inline std::span<const Migration> migrations() { return kMigrations; }
