@@ -205,18 +205,22 @@ PairedComparison compare_paired(std::span<const double> a, std::span<const doubl
 }
 
 std::string format_ns(double ns) {
+  if (!std::isfinite(ns)) return "–";
   char buffer[64];
-  if (ns < 1e3) {
+  const double magnitude = std::fabs(ns);
+  if (magnitude < 1e3) {
     std::snprintf(buffer, sizeof buffer, "%.0f ns", ns);
-  } else if (ns < 1e6) {
+  } else if (magnitude < 1e6) {
     std::snprintf(buffer, sizeof buffer, "%.3g µs", ns / 1e3);
-  } else if (ns < 1e9) {
+  } else if (magnitude < 1e9) {
     std::snprintf(buffer, sizeof buffer, "%.3g ms", ns / 1e6);
   } else {
     std::snprintf(buffer, sizeof buffer, "%.3g s", ns / 1e9);
   }
   return buffer;
 }
+
+std::string format_seconds(double seconds) { return format_ns(seconds * 1e9); }
 
 std::string format_speedup(double ratio) {
   char buffer[64];

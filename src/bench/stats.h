@@ -73,8 +73,11 @@ std::size_t sign_interval_rank(std::size_t n, double confidence);
 // Fewest pairs that give a sign-test interval at this confidence (8 at 0.99, 6 at 0.95).
 std::size_t min_pairs_for_confidence(double confidence);
 
-// "12.3 µs", "1.05 ms", "850 ns": a duration in nanoseconds for people.
+// "12.3 µs", "1.05 ms", "850 ns": a duration in nanoseconds for people ("–" when not finite).
 std::string format_ns(double ns);
+// The same for a duration in seconds: the one way the judge's reports, pages and stats print a
+// kernel time.
+std::string format_seconds(double seconds);
 
 // "0.00231×", "1.07×", "312×": a speedup with three significant digits, never rounded to zero.
 std::string format_speedup(double ratio);

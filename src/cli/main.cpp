@@ -476,7 +476,7 @@ struct DatasetCommands {
                      {"score", s->score ? nlohmann::json(*s->score) : nlohmann::json()}});
       if (!json) {
         std::cout << "#" << id << "  " << s->user_name << "  " << s->verdict << "  "
-                  << (s->score ? kj::data::format_seconds(*s->score) : "-") << "\n";
+                  << (s->score ? kj::bench::format_seconds(*s->score) : "-") << "\n";
       }
     }
     if (json) std::cout << out.dump(2) << "\n";

@@ -171,8 +171,6 @@ std::string render_text(const std::vector<ProgressionPoint>& points);
 std::string render_text(const std::vector<LeaderboardSummary>& rows);
 // Score over time (dots) and the best-so-far line, as a standalone SVG document.
 std::string progression_svg(const std::vector<ProgressionPoint>& points, const std::string& title);
-// Seconds as "12.3 µs" / "4.56 ms" / "1.23 s".
-std::string format_seconds(double seconds);
 
 // ---- rejudging ------------------------------------------------------------------------------
 

@@ -1,4 +1,6 @@
 // The analysis commands: top contestants, one author's progression, a summary; rejudging.
+#include "bench/stats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -54,21 +56,6 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 }  // namespace
-
-std::string format_seconds(double seconds) {
-  char buffer[64];
-  const double a = std::abs(seconds);
-  if (a < 1e-6) {
-    std::snprintf(buffer, sizeof buffer, "%.1f ns", seconds * 1e9);
-  } else if (a < 1e-3) {
-    std::snprintf(buffer, sizeof buffer, "%.2f µs", seconds * 1e6);
-  } else if (a < 1) {
-    std::snprintf(buffer, sizeof buffer, "%.3f ms", seconds * 1e3);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%.3f s", seconds);
-  }
-  return buffer;
-}
 
 std::vector<TopEntry> top_contestants(store::Store& store, const std::string& leaderboard,
                                       const std::string& gpu_type, int limit) {
@@ -208,7 +195,7 @@ std::string render_text(const std::vector<TopEntry>& entries) {
   std::vector<std::vector<std::string>> rows = {
       {"rank", "user", "best", "submission", "gpu", "submissions"}};
   for (const auto& e : entries) {
-    rows.push_back({std::to_string(e.rank), e.user_name, format_seconds(e.best_score),
+    rows.push_back({std::to_string(e.rank), e.user_name, bench::format_seconds(e.best_score),
                     std::to_string(e.best_submission_id), e.gpu_type,
                     std::to_string(e.submissions)});
   }
@@ -220,8 +207,8 @@ std::string render_text(const std::vector<ProgressionPoint>& points) {
       {"time", "submission", "gpu", "mode", "verdict", "score", "best so far"}};
   for (const auto& p : points) {
     rows.push_back({iso_time(p.time), std::to_string(p.submission_id), p.gpu_type, p.mode,
-                    p.verdict, p.score ? format_seconds(*p.score) : "-",
-                    p.best_so_far ? format_seconds(*p.best_so_far) : "-"});
+                    p.verdict, p.score ? bench::format_seconds(*p.score) : "-",
+                    p.best_so_far ? bench::format_seconds(*p.best_so_far) : "-"});
   }
   return table(rows);
 }
@@ -231,7 +218,8 @@ std::string render_text(const std::vector<LeaderboardSummary>& rows) {
       {"leaderboard", "submissions", "users", "scored", "best", "first", "last"}};
   for (const auto& r : rows) {
     out.push_back({r.name, std::to_string(r.submissions), std::to_string(r.users),
-                   std::to_string(r.scored), r.best_score ? format_seconds(*r.best_score) : "-",
+                   std::to_string(r.scored),
+                   r.best_score ? bench::format_seconds(*r.best_score) : "-",
                    r.first ? iso_time(*r.first) : "-", r.last ? iso_time(*r.last) : "-"});
   }
   return table(out);
@@ -240,7 +228,7 @@ std::string render_text(const std::vector<LeaderboardSummary>& rows) {
 std::string progression_svg(const std::vector<ProgressionPoint>& points, const std::string& title) {
   markup::ScoreChart chart;
   chart.title = title;
-  chart.score_label = format_seconds;
+  chart.score_label = bench::format_seconds;
   chart.time_label = [](double t) {
     return iso_time(store::Time(std::chrono::microseconds(std::llround(t * 1e6))));
   };
@@ -248,7 +236,7 @@ std::string progression_svg(const std::vector<ProgressionPoint>& points, const s
     if (!p.score) continue;
     chart.points.push_back(
         {std::chrono::duration<double>(p.time.time_since_epoch()).count(), *p.score,
-         "#" + std::to_string(p.submission_id) + " " + format_seconds(*p.score)});
+         "#" + std::to_string(p.submission_id) + " " + bench::format_seconds(*p.score)});
   }
   return markup::score_chart_svg(chart);
 }

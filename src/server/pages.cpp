@@ -80,8 +80,9 @@ std::string number_or_dash(const json& value, const char* format, double scale =
 }
 
 std::string seconds_or_dash(const json& nanoseconds) {
-  return nanoseconds.is_number() ? escape_html(format_seconds(nanoseconds.get<double>() * 1e-9))
-                                 : "–";
+  return nanoseconds.is_number()
+             ? escape_html(bench::format_seconds(nanoseconds.get<double>() * 1e-9))
+             : "–";
 }
 
 // The arguments of a test or benchmark, "size=1024, seed=5".
@@ -316,7 +317,7 @@ class Pages {
         << "</dd><dt>verdict</dt><dd id=\"verdict\" class=\"" << verdict_class(s->verdict) << "\">"
         << escape_html(s->verdict.empty() ? store::to_string(s->status) : s->verdict)
         << "</dd><dt>score</dt><dd id=\"score\">"
-        << (s->score ? escape_html(format_seconds(*s->score)) : "–")
+        << (s->score ? escape_html(bench::format_seconds(*s->score)) : "–")
         << (s->hacked ? " <span class=\"bad\">(marked hacked: not ranked)</span>" : "")
         << "</dd></dl>";
     out << "<div id=\"details\"><p id=\"reason\">" << escape_html(reason) << "</p>";
@@ -369,8 +370,9 @@ class Pages {
           << leaderboard_link(s.leaderboard_name) << "</td><td>" << escape_html(s.gpu_type)
           << "</td><td>" << escape_html(s.mode) << "</td><td class=\"" << verdict_class(s.verdict)
           << "\">" << escape_html(s.verdict.empty() ? store::to_string(s.status) : s.verdict)
-          << "</td><td class=\"num\">" << (s.score ? escape_html(format_seconds(*s.score)) : "–")
-          << "</td><td>" << time_text(s.created_at) << "</td></tr>";
+          << "</td><td class=\"num\">"
+          << (s.score ? escape_html(bench::format_seconds(*s.score)) : "–") << "</td><td>"
+          << time_text(s.created_at) << "</td></tr>";
     }
     out << "</table>";
     return out.str();
@@ -496,7 +498,7 @@ class Pages {
     for (const auto& entry : *ranking) {
       table += "<tr class=\"ranked\"><td class=\"num\">" + std::to_string(entry.rank) +
                "</td><td class=\"user\">" + user_link(entry.user_name) +
-               "</td><td class=\"num score\">" + escape_html(format_seconds(entry.score)) +
+               "</td><td class=\"num score\">" + escape_html(bench::format_seconds(entry.score)) +
                "</td><td class=\"num\">" +
                (entry.speedup ? bench::format_speedup(*entry.speedup) : std::string("–")) +
                "</td><td>" + time_text(entry.submitted_at) + "</td><td>" +
@@ -538,7 +540,8 @@ class Pages {
     out << "<section class=\"run\"><h3>" << escape_html(run.mode) << " run"
         << (run.secret ? " (secret inputs)" : "") << " on " << escape_html(run.runner)
         << ": <span class=\"" << (run.passed ? "ok\">passed" : "bad\">failed") << "</span>"
-        << (run.score ? ", score " + escape_html(format_seconds(*run.score)) : "") << "</h3>";
+        << (run.score ? ", score " + escape_html(bench::format_seconds(*run.score)) : "")
+        << "</h3>";
     if (run.secret && !admin) {
       out << "<p class=\"muted\">The details of runs on the leaderboard's secret inputs are for "
              "admins.</p></section>";
@@ -607,7 +610,7 @@ class Pages {
     chart.css_class = "chart";
     chart.width = 640;
     chart.height = 220;
-    chart.score_label = format_seconds;
+    chart.score_label = bench::format_seconds;
     const auto first = points.front()->created_at;
     chart.time_label = [first](double t) {
       return format_time(first + std::chrono::microseconds(std::llround(t * 1e6)));
@@ -616,7 +619,7 @@ class Pages {
       chart.points.push_back({std::chrono::duration<double>(s->created_at - first).count(),
                               *s->score,
                               "#" + std::to_string(s->id) + " " + format_time(s->created_at) +
-                                  ": " + format_seconds(*s->score)});
+                                  ": " + bench::format_seconds(*s->score)});
     }
     return markup::score_chart_svg(chart);
   }

@@ -32,23 +32,6 @@ inline std::string encode_url_component(std::string_view text) {
   return out;
 }
 
-// Seconds as people read kernel times: "812 ns", "37.4 µs", "1.25 ms", "2.10 s".
-inline std::string format_seconds(double seconds) {
-  if (!std::isfinite(seconds)) return "–";
-  char text[48];
-  const double magnitude = std::fabs(seconds);
-  if (magnitude < 1e-6) {
-    std::snprintf(text, sizeof text, "%.0f ns", seconds * 1e9);
-  } else if (magnitude < 1e-3) {
-    std::snprintf(text, sizeof text, "%.3g µs", seconds * 1e6);
-  } else if (magnitude < 1) {
-    std::snprintf(text, sizeof text, "%.3g ms", seconds * 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.3g s", seconds);
-  }
-  return text;
-}
-
 inline std::string format_number(const char* format, double value) {
   char text[48];
   std::snprintf(text, sizeof text, format, value);
