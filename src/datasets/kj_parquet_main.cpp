@@ -6,6 +6,7 @@
 
 #include "datasets/datasets.h"
 #include "datasets/detail/boostrap_table.h"
+#include "datasets/detail/files.h"
 
 namespace fs = std::filesystem;
 
@@ -13,25 +14,6 @@ namespace {
 
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
-
-std::vector<nlohmann::json> read_jsonl(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw kj::data::DataError("cannot read " + path.string());
-  std::vector<nlohmann::json> rows;
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    try {
-      rows.push_back(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::exception& e) {
-      throw kj::data::DataError(path.string() + ":" + std::to_string(number) +
-                                ": not JSON: " + e.what());
-    }
-  }
-  return rows;
-}
 
 }  // namespace
 
@@ -95,7 +77,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*write_boostrap) {
-      kj::data::detail::write_boostrap_table(read_jsonl(rows_path), out_path);
+      kj::data::detail::write_boostrap_table(
+          kj::data::detail::read_jsonl_objects(rows_path, "rows a kj bootstrap run wrote"),
+          out_path);
       return 0;
     }
     if (*export_kernelbot) {

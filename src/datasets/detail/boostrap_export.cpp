@@ -7,6 +7,7 @@
 #include "datasets/detail/arrow_io.h"
 #include "datasets/detail/boostrap_table.h"
 #include "datasets/detail/card.h"
+#include "datasets/detail/files.h"
 #include "datasets/detail/progress.h"
 
 namespace kj::data {
@@ -17,14 +18,6 @@ namespace {
 bool is_triton(const std::string& code) {
   return code.find("import triton") != std::string::npos ||
          code.find("from triton") != std::string::npos;
-}
-
-std::string read_file_or_empty(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::optional<double> number_at(const nlohmann::json& j, const char* key) {
@@ -149,9 +142,10 @@ std::int64_t write_boostrap_dataset(const std::vector<nlohmann::json>& rows,
 std::int64_t export_boostrap(store::Store& store, const BoostrapExport& options) {
   std::map<store::Id, std::pair<std::string, std::string>> problems;  // reference, task.yml
   for (const auto& l : store.list_leaderboards(true)) {
-    problems[l.id] = {
-        l.problem_dir.empty() ? "" : read_file_or_empty(fs::path(l.problem_dir) / "reference.py"),
-        l.task_yaml};
+    problems[l.id] = {l.problem_dir.empty()
+                          ? ""
+                          : detail::read_file_or_empty(fs::path(l.problem_dir) / "reference.py"),
+                      l.task_yaml};
   }
   std::vector<nlohmann::json> rows;
   {
@@ -167,19 +161,9 @@ std::int64_t export_boostrap(store::Store& store, const BoostrapExport& options)
 }
 
 std::int64_t export_boostrap_run(const fs::path& run_dir, const BoostrapExport& options) {
-  const fs::path path = run_dir / "rows.jsonl";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError("cannot read " + path.string() + " (a kj bootstrap output directory)");
   std::vector<nlohmann::json> rows;
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    const auto row = nlohmann::json::parse(line, nullptr, false);
-    if (row.is_discarded() || !row.is_object()) {
-      throw DataError(path.string() + ":" + std::to_string(number) + ": not a JSON row");
-    }
+  for (const auto& row :
+       detail::read_jsonl_objects(run_dir / "rows.jsonl", "a kj bootstrap output directory")) {
     rows.push_back(boostrap_columns(row));
   }
   return write_boostrap_dataset(rows, options, "a kj bootstrap run (model translations)");

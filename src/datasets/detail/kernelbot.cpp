@@ -15,6 +15,7 @@
 #include "datasets/datasets.h"
 #include "datasets/detail/arrow_io.h"
 #include "datasets/detail/card.h"
+#include "datasets/detail/files.h"
 #include "datasets/detail/progress.h"
 #include "datasets/detail/scoring.h"
 
@@ -101,14 +102,6 @@ std::string task_lang(const std::string& task_yaml) {
     return value;
   }
   return "";
-}
-
-std::string read_file_or_empty(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The ids an export writes: those imported rows had in their dataset (Store::source_ids), else
@@ -356,7 +349,7 @@ std::pair<std::shared_ptr<arrow::Schema>, std::int64_t> write_leaderboards(
     t.string(4, l.description);
     t.string(5, l.problem_dir.empty()
                     ? l.reference
-                    : read_file_or_empty(fs::path(l.problem_dir) / "reference.py"));
+                    : detail::read_file_or_empty(fs::path(l.problem_dir) / "reference.py"));
     t.strings(6, l.gpu_types);
   }
   detail::ShardedParquetWriter file(t.schema(), dir, max_shard_bytes);
