@@ -157,7 +157,8 @@ def run_kj(kj: str, python: str, device: str, problem: str, submission: str, tim
         result = json.loads(proc.stdout)
     except ValueError:
         return {"verdict": "no-json", "reason": proc.stderr[-300:]}
-    return {"verdict": result.get("verdict"), "reason": str(result.get("reason", ""))[:300]}
+    return {"verdict": result.get("verdict"), "reason": str(result.get("reason", ""))[:300],
+            "gpu_wait_s": result.get("process_times", {}).get("gpu_wait_s")}
 
 
 def passed(judge: str, verdict: str) -> bool | None:
@@ -179,6 +180,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--upstream-rounds", type=int, default=None,
                         help="rounds in which eval.py runs too (default: every round)")
+    parser.add_argument("--judges", nargs="+", choices=["kj", "eval.py"], default=["kj", "eval.py"],
+                        help="which judges run (e.g. eval.py alone for its own verdicts)")
     parser.add_argument("--only", nargs="*", default=[], help="problem names to keep")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--memory-limit", type=int, default=32768, help="kj's host memory cap, MiB")
@@ -214,13 +217,23 @@ def main() -> int:
                   else f"skipped {suite}: {why}")
     print(f"{len(cases)} cases in {len({c[0] for c in cases})} problems", flush=True)
 
+    # Evaluations already in --out's results.jsonl (an earlier, interrupted sitting) are kept
+    # and not run again: a run can be continued by starting it again with the same --out.
+    results_path = os.path.join(args.out, "results.jsonl")
     results = []
-    log = open(os.path.join(args.out, "results.jsonl"), "a")
+    if os.path.exists(results_path):
+        results = [json.loads(line) for line in open(results_path) if line.strip()]
+    done_before = {(r["judge"], r["problem"], r["submission"], r["concurrency"], r["round"])
+                   for r in results}
+    if done_before:
+        print(f"{len(done_before)} evaluations already in {results_path}", flush=True)
+    log = open(results_path, "a")
     for level in args.concurrency:
         for round_no in range(1, args.rounds + 1):
-            jobs = [("kj", c) for c in cases]
-            if round_no <= upstream_rounds:
+            jobs = [("kj", c) for c in cases] if "kj" in args.judges else []
+            if round_no <= upstream_rounds and "eval.py" in args.judges:
                 jobs += [("eval.py", c) for c in cases]
+            jobs = [j for j in jobs if (j[0], j[1][0], j[1][2], level, round_no) not in done_before]
             random.shuffle(jobs)
             began = time.monotonic()
 

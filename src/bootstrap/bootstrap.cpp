@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <fstream>
@@ -18,7 +17,6 @@
 #include <numeric>
 #include <regex>
 #include <set>
-#include <shared_mutex>
 #include <sstream>
 #include <thread>
 
@@ -184,8 +182,17 @@ ProbeResult run_pytorch(const CorpusRow& row, const judge::Environment& environm
   spec.workdir = "/tmp";
   spec.limits.memory_bytes = options.memory_bytes;
   spec.limits.wall = std::chrono::duration_cast<std::chrono::milliseconds>(options.test_timeout);
-  const sandbox::Outcome outcome = sandbox::run(spec);
   ProbeResult probe;
+  sandbox::Outcome outcome;
+  try {
+    // The GPU is leased like an evaluation's (judge.h): no other run's kernels beside it.
+    const judge::GpuLease lease(environment.device);
+    outcome = sandbox::run(spec);
+  } catch (const std::exception& e) {
+    probe.infrastructure = true;
+    probe.error = e.what();
+    return probe;
+  }
   probe.stdout_text = outcome.stdout_data;
   probe.stderr_text = outcome.stderr_data;
   if (!outcome.started) {
@@ -315,46 +322,6 @@ std::string repair_prompt(const std::string& feedback) {
          "\nFix it and reply with the complete corrected code in one ```python block.";
 }
 
-// The run's GPU: many rows' PyTorch runs and test evaluations may share it, a timed evaluation
-// has it to itself, so that no other row's kernels are time-sliced into its samples. A waiting
-// timed evaluation goes before rows that ask for a share after it.
-class GpuGate {
- public:
-  void lock_shared() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !timing_ && waiting_ == 0; });
-    ++sharing_;
-  }
-  void unlock_shared() {
-    {
-      std::lock_guard lock(mutex_);
-      --sharing_;
-    }
-    changed_.notify_all();
-  }
-  void lock() {
-    std::unique_lock lock(mutex_);
-    ++waiting_;
-    changed_.wait(lock, [&] { return !timing_ && sharing_ == 0; });
-    --waiting_;
-    timing_ = true;
-  }
-  void unlock() {
-    {
-      std::lock_guard lock(mutex_);
-      timing_ = false;
-    }
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int sharing_ = 0;
-  int waiting_ = 0;
-  bool timing_ = false;
-};
-
 // Seconds a row spent in each step, kept in the journal (`elapsed_s`) for finding where a row's
 // time goes; rows.jsonl leaves them out, so that reruns write the same rows.
 class StepClock {
@@ -394,7 +361,7 @@ constexpr const char* kStagesKey = "stages_s";
 
 json process_row(const CorpusRow& row, Translator& translator,
                  const judge::Environment& environment, const BootstrapOptions& options,
-                 GpuGate& gpu, StepClock& clock) {
+                 StepClock& clock) {
   json out = {{"row_id", row.row_id},
               {"origin", row.origin},
               {"kind", row.kind},
@@ -450,10 +417,8 @@ json process_row(const CorpusRow& row, Translator& translator,
   };
   start_ahead();
   if (options.timing) start_ahead();
-  const ProbeResult probe = clock("pytorch", [&] {
-    std::shared_lock share(gpu);
-    return run_pytorch(row, environment, options);
-  });
+  const ProbeResult probe =
+      clock("pytorch", [&] { return run_pytorch(row, environment, options); });
   out["pt_code_runs"] = probe.runs;
   out["stdout"] = probe.stdout_text;
   out["stderr"] = probe.stderr_text;
@@ -520,10 +485,8 @@ json process_row(const CorpusRow& row, Translator& translator,
       request.time_reference = false;
       // Another evaluation may follow: the timing, or the next turn's.
       auto warm = next_warm(options.timing || turn < options.turns);
-      const judge::EvalResult judged = clock("test", [&] {
-        std::shared_lock share(gpu);
-        return judge::evaluate(request, environment, warm.get());
-      });
+      const judge::EvalResult judged =
+          clock("test", [&] { return judge::evaluate(request, environment, warm.get()); });
       clock.stages("test", judged);
       out["verdict"] = judge::to_string(judged.verdict);
       out["reason"] = judged.reason;
@@ -535,10 +498,8 @@ json process_row(const CorpusRow& row, Translator& translator,
           request.time_reference = true;
           request.timing = options.timing_settings;
           warm = next_warm(turn < options.turns);
-          const judge::EvalResult timed = clock("timing", [&] {
-            std::unique_lock alone(gpu);
-            return judge::evaluate(request, environment, warm.get());
-          });
+          const judge::EvalResult timed =
+              clock("timing", [&] { return judge::evaluate(request, environment, warm.get()); });
           clock.stages("timing", timed);
           if (timed.verdict != judge::Verdict::accepted) {
             out["verdict"] = judge::to_string(timed.verdict);
@@ -822,7 +783,6 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
 
   Journal journal(journal_path);
   std::mutex mutex;  // guards done, the counters and progress
-  GpuGate gpu;
   std::atomic<std::size_t> next{0};
   std::size_t finished_now = 0, accepted_now = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -834,8 +794,8 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
       json result;
       StepClock clock;
       try {
-        result = clock(
-            "row", [&] { return process_row(row, translator, environment, options, gpu, clock); });
+        result =
+            clock("row", [&] { return process_row(row, translator, environment, options, clock); });
       } catch (const std::exception& e) {
         result = {{"row_id", row.row_id}, {"verdict", "internal_error"}, {"reason", e.what()}};
       }

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -453,6 +455,12 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
       request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   spec.result_fd = 3;
 
+  std::optional<GpuLease> lease;  // after the build: nvcc needs no GPU
+  try {
+    lease.emplace(environment.device);
+  } catch (const std::exception& e) {
+    return not_started(request, environment, Verdict::internal_error, e.what());
+  }
   GpuMonitor monitor(std::stoi(environment.device.substr(5)));
   std::string gpu_error;
   const auto gpu_before = monitor.read(&gpu_error);
@@ -467,6 +475,7 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
   result.submission = request.submission_name;
   result.device = environment.device;
   result.compilation = to_json(build);
+  result.process_times["gpu_wait_s"] = std::round(lease->waited_s() * 1000) / 1000;
   result.gpu_health = check_gpu_after_run(monitor, gpu_before, std::chrono::seconds(5));
   if (!gpu_before && !gpu_error.empty()) result.gpu_health.message = gpu_error;
   return result;

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <random>
@@ -370,8 +372,9 @@ bool WarmHarness::fits(const EvalRequest& request, const Environment& environmen
 namespace {
 
 // One evaluation of the problem as given (evaluate picks the benchmark cases for the device).
+// `harness` gives the harness to run in: a warm one that fits, else one started then.
 EvalResult evaluate_as_given(const EvalRequest& request, const Environment& environment,
-                             WarmHarness::State* fitting_warm) {
+                             const std::function<WarmHarness::State*()>& harness) {
   if (request.mode == Mode::profile) return detail::evaluate_profile(request, environment);
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
@@ -419,12 +422,11 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   }
   // world_size sandboxes, one per rank (src/judge/ranks.cpp); never a warm harness.
   if (problem.multi_gpu) return detail::evaluate_ranks(request, environment, std::move(findings));
-  WarmHarness::State* const warm_state = fitting_warm;
-  if (warm_state != nullptr) warm_state->used = true;
-  std::optional<TempDir> cold_root;
-  if (warm_state == nullptr) cold_root.emplace();
-  const fs::path& task_root =
-      warm_state != nullptr ? warm_state->task_root.path() : cold_root->path();
+  // Every run is a harness started before its job: while it imports torch, this run waits for
+  // the GPU's lease.
+  WarmHarness::State* const state = harness();
+  state->used = true;
+  const fs::path& task_root = state->task_root.path();
   try {
     problem::materialize(problem, request.submission_source, task_root / "task");
     if (compare) problem::materialize(problem, request.second_source, task_root / "task_b");
@@ -443,6 +445,13 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   const std::string stdin_data = job.dump() + "\n" + detail::secret_line(request);
   const auto wall = detail::harness_wall(request);
 
+  std::optional<GpuLease> lease;
+  try {
+    lease.emplace(environment.device);
+  } catch (const std::exception& e) {
+    return detail::not_started(request, environment, Verdict::internal_error, e.what(),
+                               std::move(findings));
+  }
   // The GPU before the run, to compare with after it (docs/sandbox.md, "GPU health").
   std::optional<GpuMonitor> monitor;
   std::optional<GpuReading> gpu_before;
@@ -451,16 +460,8 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
     monitor.emplace(std::stoi(environment.device.substr(5)));
     gpu_before = monitor->read(&gpu_error);
   }
-  sandbox::Outcome outcome;
-  if (warm_state != nullptr) {
-    warm_state->feed->send(stdin_data, wall);
-    outcome = warm_state->outcome.get();
-  } else {
-    sandbox::Spec spec = harness_spec(environment, task_root, compare, request.limits);
-    spec.stdin_data = stdin_data;
-    spec.limits.wall = wall;
-    outcome = sandbox::run(spec);
-  }
+  state->feed->send(stdin_data, wall);
+  const sandbox::Outcome outcome = state->outcome.get();
   std::string parse_error;
   const auto events = parse_events(outcome.result_data, &parse_error);
   EvalResult result = decide(outcome, events, request.mode, problem);
@@ -472,6 +473,7 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   if (compare) result.submission += " vs " + request.second_name;
   result.device = environment.device;
   result.screen = std::move(findings);
+  if (gpu) result.process_times["gpu_wait_s"] = std::round(lease->waited_s() * 1000) / 1000;
   if (monitor) {
     result.gpu_health = check_gpu_after_run(*monitor, gpu_before, kGpuHealthGrace);
     if (!gpu_before && !gpu_error.empty()) result.gpu_health.message = gpu_error;
@@ -492,9 +494,12 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
     on_cpu.problem = &sized;
     return evaluate(on_cpu, environment, warm);
   }
-  EvalResult result = evaluate_as_given(
-      request, environment,
-      warm != nullptr && warm->fits(request, environment) ? warm->state_.get() : nullptr);
+  std::optional<WarmHarness> cold;
+  EvalResult result = evaluate_as_given(request, environment, [&]() -> WarmHarness::State* {
+    if (warm != nullptr && warm->fits(request, environment)) return warm->state_.get();
+    cold.emplace(environment, request.limits);
+    return cold->state_.get();
+  });
   result.benchmark_set = request.problem->benchmark_set;
   return result;
 }

@@ -64,6 +64,31 @@ Environment discover_environment(const std::optional<std::string>& python,
 // and the unified-memory nodes; none for "cpu".
 std::vector<std::string> gpu_device_nodes(std::string_view device);
 
+// One evaluation per GPU at a time on this host. Every kj process that runs code on a GPU (kj
+// eval and compare, workers, the bootstrap) holds the GPU's lease while that code runs, so runs
+// started together never share a GPU's memory or its time: a run beside another could find the
+// memory taken (an honest kernel failing to allocate) or its samples time-sliced. The lease is an
+// exclusive flock on `$KJ_LOCK_DIR/kerneljudge-gpu<N>.lock` (default /tmp), N the device's host
+// number; the kernel drops it when its holder ends, crashes included. Constructing one waits
+// until it is held; "cpu" holds nothing. Throws std::runtime_error when the lock file cannot be
+// opened.
+class GpuLease {
+ public:
+  explicit GpuLease(std::string_view device);
+  ~GpuLease();
+  GpuLease(GpuLease&& other) noexcept;
+  GpuLease& operator=(GpuLease&&) = delete;
+  GpuLease(const GpuLease&) = delete;
+  GpuLease& operator=(const GpuLease&) = delete;
+
+  // Seconds spent waiting for another run to give the GPU back.
+  double waited_s() const { return waited_s_; }
+
+ private:
+  int fd_ = -1;
+  double waited_s_ = 0;
+};
+
 // The sandbox every harness run starts from: the environment's binds and variables, the harness
 // bound where the environment's PYTHONPATH expects it, and the device's GPU nodes. The caller
 // adds the command, its task and the limits (an evaluation; the bootstrap's PyTorch probe).

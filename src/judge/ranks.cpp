@@ -232,6 +232,17 @@ EvalResult evaluate_ranks(const EvalRequest& request, const Environment& environ
     return refuse(std::string("cannot prepare the task files: ") + e.what());
   }
 
+  // Every rank's GPU leased, always in one order, so that two runs wanting the same GPUs
+  // cannot each hold some and wait for the rest.
+  std::vector<GpuLease> leases;
+  if (gpu) {
+    std::set<std::string> wanted(devices.begin(), devices.end());
+    try {
+      for (const auto& device : wanted) leases.emplace_back(device);
+    } catch (const std::exception& e) {
+      return refuse(e.what());
+    }
+  }
   const auto wall = harness_wall(request);
   const std::string secret = secret_line(request);
   nlohmann::json job = harness_job(request, gpu);

@@ -1,6 +1,16 @@
 // GPU health after a run, the device-memory verdict and the source size limit: what can be
 // checked without a GPU (NVML absent, the decision on given readings).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <thread>
 
 #include "judge/judge.h"
 
@@ -153,4 +163,95 @@ TEST(SourceLimit, OversizedSourceIsRefusedBeforeAnythingRuns) {
   EXPECT_NE(result.reason.find("2048 bytes, over the limit of 1024 bytes"), std::string::npos)
       << result.reason;
   EXPECT_EQ(kj::judge::kDefaultMaxSourceBytes, 1u << 20);  // the documented default
+}
+
+// The GPU lease: one run per GPU on the host at a time. Tested on lock files alone (no GPU is
+// touched): the lease is taken before any code runs on the device.
+namespace {
+
+class GpuLeaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/kj-lease-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    ASSERT_EQ(::setenv("KJ_LOCK_DIR", dir_.c_str(), 1), 0);
+  }
+  void TearDown() override {
+    ::unsetenv("KJ_LOCK_DIR");
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+};
+
+// True when `device`'s lease was taken within `wait` by a thread started now; the thread is
+// joined before returning either way (once the lease is free).
+struct Contender {
+  explicit Contender(std::string device)
+      : thread([this, device = std::move(device)] {
+          kj::judge::GpuLease lease(device);
+          held = true;
+        }) {}
+  bool held_within(std::chrono::milliseconds wait) {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (!held && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return held;
+  }
+  ~Contender() { thread.join(); }
+  std::atomic<bool> held{false};
+  std::thread thread;
+};
+
+}  // namespace
+
+TEST_F(GpuLeaseTest, ASecondRunOnTheSameGpuWaitsUntilTheFirstEnds) {
+  std::optional<kj::judge::GpuLease> first(std::in_place, "cuda:3");
+  Contender second("cuda:3");
+  EXPECT_FALSE(second.held_within(std::chrono::milliseconds(300)));
+  first.reset();
+  EXPECT_TRUE(second.held_within(std::chrono::seconds(30)));
+}
+
+TEST_F(GpuLeaseTest, RunsOnOtherGpusDoNotWait) {
+  const kj::judge::GpuLease first("cuda:3");
+  Contender other("cuda:4");
+  EXPECT_TRUE(other.held_within(std::chrono::seconds(30)));
+}
+
+TEST_F(GpuLeaseTest, AProcessThatDiesHoldingTheLeaseGivesItBack) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    kj::judge::GpuLease lease("cuda:0");
+    (void)!::write(ready[1], "x", 1);
+    ::pause();  // killed while holding it: no destructor runs
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  {
+    Contender waiting("cuda:0");
+    EXPECT_FALSE(waiting.held_within(std::chrono::milliseconds(300)));
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    EXPECT_TRUE(waiting.held_within(std::chrono::seconds(30)));
+  }
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST_F(GpuLeaseTest, TheCpuHoldsNothingAndAnUnusableLockDirectoryIsAClearError) {
+  const kj::judge::GpuLease cpu("cpu");
+  EXPECT_EQ(cpu.waited_s(), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+  ASSERT_EQ(::setenv("KJ_LOCK_DIR", (dir_ / "missing").c_str(), 1), 0);
+  try {
+    kj::judge::GpuLease lease("cuda:0");
+    FAIL() << "a lease without its lock file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU lease file"), std::string::npos) << e.what();
+  }
 }
