@@ -281,6 +281,9 @@ class Evaluation:
                 self.writable = guard.output_buffers(data, self.reference.ref_kernel)
             except Exception:  # noqa: BLE001
                 return list(range(len(guard.input_tensors(data))))
+            finally:
+                del data
+                free_device_cache()  # the submission's call comes next, in another process
         return self.writable
 
     def check(self, args: dict, output) -> tuple[bool, str]:
@@ -386,6 +389,10 @@ class Evaluation:
         if problem is not None:
             return {**fields, "status": "fail", "message": problem}
         passed, message = self.check(args, output)
+        # The runner and this checker are two processes with two allocators: what the check
+        # cached goes back to the GPU before the submission's next call.
+        del output
+        free_device_cache()
         fields["seconds"] = {"run": round(received - begin, 4),
                              "check": round(time.monotonic() - received, 4)}
         return {**fields, "status": "pass" if passed else "fail", "message": message[:4000]}

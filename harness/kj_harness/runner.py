@@ -146,7 +146,19 @@ class Runner:
                              "as they were given")
             if violation is not None:
                 header["violation"] = violation
+        del data, inputs
         self.send_output(header, output, ipc)
+        del output
+        self.release_cached_memory()
+
+    def release_cached_memory(self) -> None:
+        """After a checked call: the device memory this process's allocator keeps cached goes
+        back to the GPU, so that the checker (another process, unlike eval.py's one) finds what
+        the call used. Only the staged output stays. Never between timed calls."""
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.empty_cache()
 
     def send_output(self, header: dict, output, ipc: bool = False) -> None:
         """The output as bytes through the pipe; on a GPU when asked, its CUDA tensors as IPC
