@@ -475,7 +475,7 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
   result.submission = request.submission_name;
   result.device = environment.device;
   result.compilation = to_json(build);
-  result.process_times["gpu_wait_s"] = std::round(lease->waited_s() * 1000) / 1000;
+  result.process_times["gpu_wait_s"] = lease->waited_s();
   result.gpu_health = check_gpu_after_run(monitor, gpu_before, std::chrono::seconds(5));
   if (!gpu_before && !gpu_error.empty()) result.gpu_health.message = gpu_error;
   return result;

@@ -59,7 +59,10 @@ GpuLease::GpuLease(std::string_view device) {
     errno = error;
     fail(path, "lock");
   }
-  waited_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto waited = std::chrono::steady_clock::now() - start;
+  waited_s_ =
+      static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()) /
+      1000;
 }
 
 GpuLease::~GpuLease() {

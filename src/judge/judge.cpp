@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -473,7 +472,7 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   if (compare) result.submission += " vs " + request.second_name;
   result.device = environment.device;
   result.screen = std::move(findings);
-  if (gpu) result.process_times["gpu_wait_s"] = std::round(lease->waited_s() * 1000) / 1000;
+  if (gpu) result.process_times["gpu_wait_s"] = lease->waited_s();
   if (monitor) {
     result.gpu_health = check_gpu_after_run(*monitor, gpu_before, kGpuHealthGrace);
     if (!gpu_before && !gpu_error.empty()) result.gpu_health.message = gpu_error;

@@ -81,7 +81,7 @@ class GpuLease {
   GpuLease(const GpuLease&) = delete;
   GpuLease& operator=(const GpuLease&) = delete;
 
-  // Seconds spent waiting for another run to give the GPU back.
+  // Seconds spent waiting for another run to give the GPU back, to the millisecond.
   double waited_s() const { return waited_s_; }
 
  private:
