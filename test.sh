@@ -10,4 +10,6 @@ pg_dir="$(mktemp -u "${TMPDIR:-/tmp}/kj-test-postgres.XXXXXX")"
 trap '"$root/scripts/test_postgres.sh" stop "$pg_dir"' EXIT
 export KJ_TEST_POSTGRES_URL="$("$root/scripts/test_postgres.sh" start "$pg_dir")"
 cd "$root/build"
-ctest --output-on-failure "$@"
+# Tests run side by side, one per core (CTEST_PARALLEL_LEVEL overrides); a test that needs the
+# machine to itself is RUN_SERIAL, and the longest start first (COST), in CMakeLists.txt.
+ctest --output-on-failure --parallel "${CTEST_PARALLEL_LEVEL:-$(nproc)}" "$@"

@@ -398,6 +398,8 @@ struct DatasetCommands {
   std::string leaderboard, gpu, user, plot, python, harness;
   int n = 10;
   bool json = false;
+  std::optional<double> max_time_s;  // rejudge timing caps; default: kj::judge::default_timing
+  std::optional<int> max_samples;
 
   explicit DatasetCommands(CLI::App& app) {
     auto* stats = app.add_subcommand("stats", "analysis of the store's submissions");
@@ -422,6 +424,14 @@ struct DatasetCommands {
     rejudge->add_option("--top", n, "users")->capture_default_str()->check(CLI::PositiveNumber);
     rejudge->add_option("--python", python, "harness interpreter (default $KJ_PYTHON)");
     rejudge->add_option("--harness", harness, "folder holding kj_harness");
+    rejudge
+        ->add_option("--max-time", max_time_s,
+                     "timing: most seconds of sampling per case (default 15 on a GPU, 1 on a CPU)")
+        ->check(CLI::PositiveNumber);
+    rejudge
+        ->add_option("--max-repeats", max_samples,
+                     "timing: most samples per case (default 1000 on a GPU, 100 on a CPU)")
+        ->check(CLI::PositiveNumber);
     rejudge->add_flag("--json", json);
     app.add_subcommand("export", "write kernelbot-data or boostrap parquet (kj export --help)")
         ->allow_extras();
@@ -462,6 +472,8 @@ struct DatasetCommands {
     options.gpu_types = {gpus.empty() ? "cpu" : gpus.front().gpu_type};
     if (!python.empty()) options.python = python;
     if (!harness.empty()) options.harness_dir = harness;
+    if (max_samples) options.timing["max_samples"] = *max_samples;
+    if (max_time_s) options.timing["max_seconds"] = *max_time_s;
     const auto queued = kj::data::queue_rejudge(*store, leaderboard, n, options.gpu_types.front());
     std::cerr << "rejudging " << queued.size() << " submissions on " << options.device << "\n";
     kj::worker::Worker worker(db, options, nullptr);

@@ -1,5 +1,6 @@
 # expect: time_limit
 # leaves: kjcorpus-forkbomb
+# alone: hundreds of processes spinning on fork() starve anything beside them until the wall limit
 import os
 import sys
 

@@ -39,7 +39,9 @@ def main():
         with sqlite3.connect(db) as c:
             c.execute("UPDATE leaderboards SET problem_dir = ? WHERE name = 'vectoradd'",
                       (str(ROOT / "problems" / "vectoradd"),))
+        # Short timing caps (the score is checked to be new, not for its value).
         p = subprocess.run([kj, "rejudge", "--leaderboard", "vectoradd", "--top", "1", "--json",
+                            "--max-time", "0.2", "--max-repeats", "10",
                             "--harness", ROOT / "harness", "--db", f"sqlite:{db}"],
                            capture_output=True, text=True, timeout=1500)
         check(p.returncode == 0, f"kj rejudge exits 0 ({p.stderr.strip()[-300:]})")

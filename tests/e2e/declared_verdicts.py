@@ -3,6 +3,7 @@
 
 Usage:
   declared_verdicts.py --kj KJ PROBLEMS_ROOT            # each problem: `kj problem check`
+      [--except NAME]...                                 # ... but these
   declared_verdicts.py --kj KJ --problem DIR CORPUS_DIR  # each corpus file: `kj eval DIR FILE`
 
 Corpus files may add directives on the comment lines after line 1:
@@ -14,45 +15,64 @@ Corpus files may add directives on the comment lines after line 1:
   `# device: gpu`         needs a GPU: skipped ("skip (gpu-only)") unless `--gpu` (which also
                           passes `--device cuda:0`) or `--device cuda:N` is given;
   `# args: <options>`     more `kj eval` options, e.g. `--secret-seed 12345`; an option named here
-                          replaces the same option of the run's defaults (`--timeout 20`...);
+                          replaces the same option of the run's defaults (`--timeout 20` for
+                          a file declaring time_limit, else 60; `--memory-limit 3072`);
   `# reason: <text>`      the verdict's reason must contain <text>;
   `# max-speedup: <x>`    an accepted run must not be more than x times faster than the reference
-                          timed beside it (a faked time would be).
+                          timed beside it (a faked time would be);
+  `# alone: <why>`        judged with nothing else beside it: no other run of this script, and
+                          in ctest no other test (e2e_hostile_alone is RUN_SERIAL). A file that
+                          declares `# max-speedup:` runs alone too: load beside it skews the
+                          comparison with the reference.
 --fail-on-flags: a file the static screen flags fails too (honest solutions must pass clean).
+--jobs N: up to N runs (or problems, without --problem) at once; an `# alone:` file by itself.
+--alone only|skip: judge just the files that run alone, or all but them (default: all).
   declared_verdicts.py --kj KJ --honest PROBLEMS_ROOT DIR  # DIR/<problem>/*.py and every
       PROBLEMS_ROOT/*/solutions/correct/*.py, each judged against its problem, flags failing.
 """
 
 import argparse
+import collections
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 
-def check_problems(kj, root):
+def check_problem(kj, root, name):
+    """`kj problem check` of one problem: (passed, failed, report lines)."""
+    problem = os.path.join(root, name)
+    start = time.monotonic()
+    proc = subprocess.run([kj, "problem", "check", problem, "--json"], capture_output=True, text=True)
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        return 0, 1, [f"FAIL {name}: kj problem check printed no JSON (exit {proc.returncode})\n{proc.stderr}"]
     passed = failed = 0
-    for name in sorted(os.listdir(root)):
-        problem = os.path.join(root, name)
-        if not os.path.isfile(os.path.join(problem, "task.yml")):
-            continue
-        start = time.monotonic()
-        proc = subprocess.run([kj, "problem", "check", problem, "--json"], capture_output=True, text=True)
-        try:
-            report = json.loads(proc.stdout)
-        except ValueError:
-            print(f"FAIL {name}: kj problem check printed no JSON (exit {proc.returncode})\n{proc.stderr}")
-            failed += 1
-            continue
-        for sol in report["solutions"]:
-            ok = sol.get("ok", False)
-            passed += ok
-            failed += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {name}/{sol['file']}: declared {sol['declared']}, "
-                  f"got {sol.get('verdict', sol.get('error'))} — {sol.get('reason', '')}")
-        print(f"     {name}: {len(report['solutions'])} solutions in {time.monotonic() - start:.1f} s")
+    lines = []
+    for sol in report["solutions"]:
+        ok = sol.get("ok", False)
+        passed += ok
+        failed += not ok
+        lines.append(f"{'ok  ' if ok else 'FAIL'} {name}/{sol['file']}: declared {sol['declared']}, "
+                     f"got {sol.get('verdict', sol.get('error'))} — {sol.get('reason', '')}")
+    lines.append(f"     {name}: {len(report['solutions'])} solutions in {time.monotonic() - start:.1f} s")
+    return passed, failed, lines
+
+
+def check_problems(kj, root, skipped=()):
+    names = [name for name in sorted(os.listdir(root))
+             if os.path.isfile(os.path.join(root, name, "task.yml")) and name not in skipped]
+    passed = failed = 0
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        for p, f, lines in pool.map(lambda name: check_problem(kj, root, name), names):
+            passed += p
+            failed += f
+            print("\n".join(lines), flush=True)
     return passed, failed
 
 
@@ -84,7 +104,7 @@ def directives(path):
             text = line.lstrip("#/ ").rstrip("\n")
             key, sep, value = text.partition(":")
             if sep and key.strip() in ("leaves", "mode", "problem", "device", "reason", "max-speedup",
-                                       "args"):
+                                       "args", "alone"):
                 found.setdefault(key.strip(), value.strip())
     found["expect"] = first.split("expect:", 1)[1].strip() if "expect:" in first else None
     return found
@@ -95,17 +115,46 @@ def wants_gpu(extra):
 
 
 GPU_ONLY = False  # --gpu-only: just the `# device: gpu` files
+JOBS = 1  # --jobs: runs at once
+ALONE = "all"  # --alone: "only" the files that run alone, "skip" them, or "all"
 
 
-def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
-    passed = failed = 0
+def runs_alone(found):
+    return "alone" in found or "max-speedup" in found
+
+
+class Runs:
+    """At most JOBS runs at once; a run that must be alone waits for the others and holds them off."""
+
+    def __init__(self, jobs):
+        self.jobs = jobs
+        self.running = 0
+        self.alone = False
+        self.cond = threading.Condition()
+
+    def hold(self, alone):
+        with self.cond:
+            self.cond.wait_for(lambda: not self.alone and
+                               (self.running == 0 if alone else self.running < self.jobs))
+            self.running += 1
+            self.alone = alone
+
+    def release(self):
+        with self.cond:
+            self.running -= 1
+            self.alone = False
+            self.cond.notify_all()
+
+
+def corpus_cases(problem, corpus, extra, names=None):
+    """The files of CORPUS to judge against PROBLEM: ([(problem, name, path, directives)], failed)."""
+    cases, failed = [], 0
     for name in names if names is not None else sorted(os.listdir(corpus)):
         path = os.path.join(corpus, name)
         if not os.path.isfile(path) or not name.endswith((".py", ".cu")):
             continue
         found = directives(path)
-        declared = found["expect"]
-        if declared is None:
+        if found["expect"] is None:
             print(f"FAIL {name}: no '# expect:' on line 1")
             failed += 1
             continue
@@ -114,67 +163,138 @@ def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
             continue
         if GPU_ONLY and found.get("device") != "gpu":
             continue
-        leaves = found.get("leaves")
-        mode = []
-        if found.get("mode") in ("leaderboard", "benchmark"):
-            mode = ["--mode", found["mode"], "--case", "0", "--max-repeats", "12", "--max-time", "1"]
-        target = os.path.join(os.path.dirname(os.path.abspath(problem)), found["problem"]) \
-            if "problem" in found else problem
+        if ALONE == "skip" and runs_alone(found):
+            print(f"skip (alone) {name}: runs by itself (--alone only)")
+            continue
+        if ALONE == "only" and not runs_alone(found):
+            continue
+        cases.append((problem, name, path, found))
+    return cases, failed
+
+
+def waits(found):
+    """A run declared to end at the wall-clock limit: it mostly waits for it."""
+    return found["expect"] == "time_limit" and not runs_alone(found)
+
+
+def check_cases(kj, cases, extra, fail_on_flags=False, headings=None):
+    """Judges every case in JOBS lanes; prints one line per case in the cases' order, each after
+    the lines headings[i] names, if any. With more than one lane, the first takes the runs that
+    wait for the wall-clock limit, so the others' work goes on beside them rather than two waits
+    side by side; a lane whose queue is empty helps the others. Runs that must be alone go last."""
+    order = sorted(range(len(cases)), key=lambda i: runs_alone(cases[i][3]))
+    queues = (collections.deque(i for i in order if waits(cases[i][3])),
+              collections.deque(i for i in order if not waits(cases[i][3])))
+    if JOBS == 1:
+        queues = (collections.deque(order), collections.deque())
+    results = [Future() for _ in cases]
+    runs, lock = Runs(JOBS), threading.Lock()
+
+    def lane(prefer):
+        while True:
+            with lock:
+                queue = queues[prefer] or queues[1 - prefer]
+                if not queue:
+                    return
+                i = queue.popleft()
+            try:
+                results[i].set_result(check_file(kj, *cases[i], extra, fail_on_flags, runs))
+            except BaseException as exc:  # reported by the reader below
+                results[i].set_exception(exc)
+
+    lanes = [threading.Thread(target=lane, args=(0 if n == 0 else 1,), daemon=True)
+             for n in range(JOBS)]
+    for thread in lanes:
+        thread.start()
+    passed = failed = 0
+    for i in range(len(cases) + 1):
+        for heading in (headings or {}).get(i, []):
+            print(heading)
+        if i == len(cases):
+            break
+        ok, line = results[i].result()
+        passed += ok
+        failed += not ok
+        print(line, flush=True)
+    for thread in lanes:
+        thread.join()
+    return passed, failed
+
+
+def check_corpus(kj, problem, corpus, extra, fail_on_flags=False, names=None):
+    cases, failed = corpus_cases(problem, corpus, extra, names)
+    passed, more = check_cases(kj, cases, extra, fail_on_flags)
+    return passed, failed + more
+
+
+def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
+    """One `kj eval` of a file and every check its directives ask for: (ok, report line)."""
+    declared = found["expect"]
+    leaves = found.get("leaves")
+    mode = []
+    if found.get("mode") in ("leaderboard", "benchmark"):
+        mode = ["--mode", found["mode"], "--case", "0", "--max-repeats", "12", "--max-time", "1"]
+    target = os.path.join(os.path.dirname(os.path.abspath(problem)), found["problem"]) \
+        if "problem" in found else problem
+    own = found.get("args", "").split()
+    if not any(arg.split("=", 1)[0] == "--timeout" for arg in own + extra):
+        # A short wall limit keeps the runs that must reach it fast; the others get a margin for
+        # a loaded machine (the verdicts do not depend on the values).
+        own += ["--timeout", "20" if declared == "time_limit" else "60"]
+    # A file's own `# args:` win over the run's short defaults (an option is given once).
+    given = {arg.split("=", 1)[0] for arg in own if arg.startswith("--")}
+    rest, skip = [], False
+    for i, arg in enumerate(extra):
+        if skip:
+            skip = False
+            continue
+        if arg.split("=", 1)[0] in given:
+            skip = "=" not in arg and i + 1 < len(extra) and not extra[i + 1].startswith("--")
+            continue
+        rest.append(arg)
+    runs.hold(alone=runs_alone(found))
+    try:
         start = time.monotonic()
-        own = found.get("args", "").split()
-        # A file's own `# args:` win over the run's short defaults (an option is given once).
-        given = {arg.split("=", 1)[0] for arg in own if arg.startswith("--")}
-        rest, skip = [], False
-        for i, arg in enumerate(extra):
-            if skip:
-                skip = False
-                continue
-            if arg.split("=", 1)[0] in given:
-                skip = "=" not in arg and i + 1 < len(extra) and not extra[i + 1].startswith("--")
-                continue
-            rest.append(arg)
         proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *own, *rest],
                               capture_output=True, text=True)
         elapsed = time.monotonic() - start
-        result = {}
-        try:
-            result = json.loads(proc.stdout)
-            verdict, reason = result["verdict"], result["reason"]
-        except (ValueError, KeyError):
-            verdict, reason = "no-json", proc.stderr[-500:]
-        problems = []
-        if verdict != declared:
-            problems.append(f"declared {declared}, got {verdict} — {reason}")
-        if "reason" in found and found["reason"] not in reason:
-            problems.append(f"the reason does not say '{found['reason']}': {reason}")
-        if "max-speedup" in found and verdict == "accepted":
-            speedup = result.get("speedup")
-            if not isinstance(speedup, (int, float)):
-                problems.append("no speedup over the reference was reported")
-            elif speedup > float(found["max-speedup"]):
-                problems.append(f"{speedup:.1f}x faster than the reference (at most "
-                                f"{found['max-speedup']}x): a faked time was ranked")
-        health = result.get("gpu_health") or {}
-        if health.get("checked") and not health.get("ok"):
-            problems.append(f"the GPU was left unhealthy: {health.get('message')}")
-        flags = [f"{f.get('rule')} (line {f.get('line')})" for f in result.get("screen", []) or []]
-        if fail_on_flags and flags:
-            problems.append("screen flags: " + ", ".join(flags))
-        if leaves:
-            time.sleep(0.2)
-            problems += [f"left behind {x}" for x in leftovers(leaves)]
-        if problems:
-            failed += 1
-            print(f"FAIL {name} ({elapsed:.1f} s): " + "; ".join(problems))
-        else:
-            passed += 1
-            print(f"ok   {name} ({elapsed:.1f} s): {verdict} — {reason}")
-    return passed, failed
+    finally:
+        runs.release()
+    result = {}
+    try:
+        result = json.loads(proc.stdout)
+        verdict, reason = result["verdict"], result["reason"]
+    except (ValueError, KeyError):
+        verdict, reason = "no-json", proc.stderr[-500:]
+    problems = []
+    if verdict != declared:
+        problems.append(f"declared {declared}, got {verdict} — {reason}")
+    if "reason" in found and found["reason"] not in reason:
+        problems.append(f"the reason does not say '{found['reason']}': {reason}")
+    if "max-speedup" in found and verdict == "accepted":
+        speedup = result.get("speedup")
+        if not isinstance(speedup, (int, float)):
+            problems.append("no speedup over the reference was reported")
+        elif speedup > float(found["max-speedup"]):
+            problems.append(f"{speedup:.1f}x faster than the reference (at most "
+                            f"{found['max-speedup']}x): a faked time was ranked")
+    health = result.get("gpu_health") or {}
+    if health.get("checked") and not health.get("ok"):
+        problems.append(f"the GPU was left unhealthy: {health.get('message')}")
+    flags = [f"{f.get('rule')} (line {f.get('line')})" for f in result.get("screen", []) or []]
+    if fail_on_flags and flags:
+        problems.append("screen flags: " + ", ".join(flags))
+    if leaves:
+        time.sleep(0.2)
+        problems += [f"left behind {x}" for x in leftovers(leaves)]
+    if problems:
+        return False, f"FAIL {name} ({elapsed:.1f} s): " + "; ".join(problems)
+    return True, f"ok   {name} ({elapsed:.1f} s): {verdict} — {reason}"
 
 
 def check_honest(kj, problems_root, honest, extra):
     """Every honest solution: accepted, and nothing flagged by the screen."""
-    passed = failed = 0
+    cases, headings, failed = [], {}, 0
     for name in sorted(os.listdir(problems_root)):
         problem = os.path.join(problems_root, name)
         if not os.path.isfile(os.path.join(problem, "task.yml")):
@@ -188,11 +308,12 @@ def check_honest(kj, problems_root, honest, extra):
         for folder in (os.path.join(problem, "solutions", "correct"), os.path.join(honest, name)):
             if not os.path.isdir(folder):
                 continue
-            print(f"     {os.path.relpath(folder)}")
-            p, f = check_corpus(kj, problem, folder, extra, fail_on_flags=True)
-            passed += p
+            found, f = corpus_cases(problem, folder, extra)
+            headings.setdefault(len(cases), []).append(f"     {os.path.relpath(folder)}")
+            cases += found
             failed += f
-    return passed, failed
+    passed, more = check_cases(kj, cases, extra, fail_on_flags=True, headings=headings)
+    return passed, failed + more
 
 
 def main():
@@ -207,18 +328,24 @@ def main():
                         help="also run `# device: gpu` files, on --device cuda:0 unless --device is given")
     parser.add_argument("--gpu-only", action="store_true",
                         help="only the `# device: gpu` files (implies --gpu)")
+    parser.add_argument("--except", dest="skipped", action="append", default=[], metavar="PROBLEM",
+                        help="without --problem: leave out this problem (another test checks it)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
+    parser.add_argument("--alone", choices=("all", "only", "skip"), default="all",
+                        help="only the files that run alone (`# alone:`, `# max-speedup:`), or "
+                             "all but them")
     parser.add_argument("path")
     args, extra = parser.parse_known_args()
+    global GPU_ONLY, JOBS, ALONE
+    JOBS = max(1, args.jobs)
+    ALONE = args.alone
     if args.gpu_only:
-        global GPU_ONLY
         GPU_ONLY = args.gpu = True
     if args.gpu and not any(arg.startswith("--device") for arg in extra):
         extra += ["--device", "cuda:0"]
     if args.problem or args.honest:
-        # Short limits keep the hostile runs fast; the verdicts do not depend on the values.
-        for flag, value in (("--timeout", "20"), ("--memory-limit", "3072")):
-            if flag not in extra:
-                extra += [flag, value]
+        if "--memory-limit" not in extra:
+            extra += ["--memory-limit", "3072"]
     if args.honest:
         passed, failed = check_honest(args.kj, args.honest, args.path, extra)
     elif args.problem:
@@ -228,7 +355,7 @@ def main():
         else:
             passed, failed = check_corpus(args.kj, args.problem, args.path, extra, args.fail_on_flags)
     else:
-        passed, failed = check_problems(args.kj, args.path)
+        passed, failed = check_problems(args.kj, args.path, args.skipped)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
 
