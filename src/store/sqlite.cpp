@@ -310,6 +310,37 @@ class SqliteDialect final : public Dialect {
            ") END";
   }
 
+  // The oldest job of each GPU type from jobs_queued (gpu_type, id), the oldest of those taken;
+  // the transaction holds the write lock, so no other connection claims it meanwhile.
+  std::optional<ClaimedJob> claim(SqlConnection& db, const ClaimRequest& request) override {
+    SqlTransaction transaction(db);
+    std::optional<Id> oldest;
+    for (const auto& gpu_type : request.gpu_types) {
+      auto id = db.scalar(
+          "SELECT id FROM jobs WHERE state = 'queued' AND gpu_type = $1 AND gpus_needed <= $2 AND "
+          "NOT EXISTS (SELECT 1 FROM workers WHERE name = $3 AND drain = 1) ORDER BY id LIMIT 1",
+          {gpu_type, request.max_gpus, request.worker_id});
+      if (id && (!oldest || *id < *oldest)) oldest = id;
+    }
+    if (!oldest) return std::nullopt;
+    db.exec(
+        "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_owner = $2, "
+        "lease_expires_at = $3, updated_at = $4 WHERE id = $1",
+        {*oldest, request.worker_id, request.lease_expires_at, request.now});
+    db.exec(
+        "UPDATE submissions SET status = 'running' WHERE id = (SELECT submission_id FROM jobs "
+        "WHERE id = $1)",
+        {*oldest});
+    db.exec(
+        "UPDATE workers SET state = 'busy', current_job_id = $2, heartbeat_at = $3 WHERE name = $1",
+        {request.worker_id, *oldest, request.now});
+    auto claimed = db.first(
+        select_claimed("(SELECT " + std::string(kJobFields) + " FROM jobs WHERE id = $1)"),
+        {*oldest}, [&](const SqlRows& row) { return read_claimed(row, request.worker_id); });
+    transaction.commit();
+    return claimed;
+  }
+
   void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
   void committed() override {
     if (std::exchange(queued_, false)) signal_->notify();

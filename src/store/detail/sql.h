@@ -81,17 +81,70 @@ class SqlRows {
     bytes_into(column, out);
     return out;
   }
-  std::optional<std::int64_t> optional_int64(int column) const {
-    return is_null(column) ? std::nullopt : std::optional(int64(column));
-  }
-  std::optional<double> optional_real(int column) const {
-    return is_null(column) ? std::nullopt : std::optional(real(column));
-  }
-  Time time(int column) const { return Time(std::chrono::microseconds(int64(column))); }
-  std::optional<Time> optional_time(int column) const {
-    return is_null(column) ? std::nullopt : std::optional(time(column));
-  }
 };
+
+// A JobState, SubmissionStatus or Visibility from its name in the database.
+template <typename Enum>
+Enum from_text(const std::string& text) {
+  if constexpr (std::is_same_v<Enum, Visibility>) {
+    return visibility_from_string(text).value_or(Visibility::hidden);
+  } else {
+    for (const Enum state : {Enum::queued, Enum::running, Enum::done}) {
+      if (to_string(state) == text) return state;
+    }
+    return Enum::failed;
+  }
+}
+
+// Reads the current row's columns left to right, each as the type it is read into: integers,
+// flags (0/1) as bool, unix microseconds as Time, states by name, NULL as nullopt.
+class RowReader {
+ public:
+  explicit RowReader(const SqlRows& row, int first = 0) : row_(row), column_(first) {}
+  template <typename T>
+  RowReader& operator>>(std::optional<T>& out) {
+    if (!row_.is_null(column_)) return *this >> out.emplace();
+    out.reset();
+    ++column_;
+    return *this;
+  }
+  template <typename T>
+  RowReader& operator>>(T& out) {
+    const int column = column_++;
+    if constexpr (std::is_same_v<T, std::string>) {
+      out = row_.text(column);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out = row_.int64(column) != 0;
+    } else if constexpr (std::is_same_v<T, double>) {
+      out = row_.real(column);
+    } else if constexpr (std::is_same_v<T, Time>) {
+      out = Time(std::chrono::microseconds(row_.int64(column)));
+    } else if constexpr (std::is_enum_v<T>) {
+      out = from_text<T>(row_.text(column));
+    } else {
+      out = static_cast<T>(row_.int64(column));
+    }
+    return *this;
+  }
+  // A BLOB / bytea column into `out`.
+  RowReader& bytes_into(std::string& out) {
+    row_.bytes_into(column_++, out);
+    return *this;
+  }
+
+ private:
+  const SqlRows& row_;
+  int column_;
+};
+
+// A row made a value of type T: its columns, or those an operator>>(RowReader&, T&) reads.
+template <typename T>
+T read(const SqlRows& row) {
+  T value;
+  RowReader reader(row);
+  reader >> value;
+  return value;
+}
 
 enum class Access { write, snapshot };  // a read-write transaction, or one consistent read
 
@@ -139,7 +192,7 @@ class SqlConnection {
   }
   // The first row's first column as an integer; nullopt when there is no row.
   std::optional<std::int64_t> scalar(std::string_view sql, SqlParams params = {}) {
-    return first(sql, params, [](const SqlRows& row) { return row.int64(0); });
+    return first(sql, params, read<std::int64_t>);
   }
 };
 
