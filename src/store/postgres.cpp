@@ -337,17 +337,8 @@ std::vector<std::string> run_columns(const std::vector<NewRun>& runs) {
 // Connects, retrying with exponential backoff until `patience` ran out.
 std::unique_ptr<PostgresConnection> connect_with_backoff(const std::string& url,
                                                          std::chrono::milliseconds patience) {
-  const auto deadline = std::chrono::steady_clock::now() + patience;
-  std::chrono::milliseconds pause{50};
-  while (true) {
-    try {
-      return std::make_unique<PostgresConnection>(url);
-    } catch (const SqlError&) {
-      if (std::chrono::steady_clock::now() + pause > deadline) throw;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(2));
-  }
+  return retry(SqlError::Kind::connection_lost, patience, std::chrono::milliseconds(50),
+               std::chrono::seconds(2), [&] { return std::make_unique<PostgresConnection>(url); });
 }
 
 // The URL without its password, for messages.

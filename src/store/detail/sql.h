@@ -4,6 +4,8 @@
 // placeholders; CAST(x AS T) where PostgreSQL must be told a parameter's type.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -11,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -34,6 +37,23 @@ class SqlError : public std::runtime_error {
  private:
   Kind kind_;
 };
+
+// What `attempt` returns, tried again after an SqlError of `kind` (pausing `pause`, doubled each
+// time up to `max_pause`) until `patience` ran out; then that error is thrown.
+template <typename Attempt>
+auto retry(SqlError::Kind kind, std::chrono::milliseconds patience, std::chrono::milliseconds pause,
+           std::chrono::milliseconds max_pause, Attempt&& attempt) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (true) {
+    try {
+      return attempt();
+    } catch (const SqlError& error) {
+      if (error.kind() != kind || std::chrono::steady_clock::now() + pause > deadline) throw;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, max_pause);
+  }
+}
 
 // Bytes bound as a BLOB / bytea (text is bound as text).
 struct Bytes {
