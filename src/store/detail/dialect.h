@@ -1,4 +1,4 @@
-// What differs between the databases behind the one SQL store (sql_store.cpp): connecting, the
+// What differs between the databases behind the one SQL store (store.cpp): connecting, the
 // schema's spelling, the migration lock, claiming and completing a job (one statement with FOR
 // UPDATE SKIP LOCKED on PostgreSQL, statements under SQLite's write lock), row locks, wake-ups
 // (LISTEN/NOTIFY or an in-process signal) and the settings of bulk reads and writes. Also the

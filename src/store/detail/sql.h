@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -65,13 +66,11 @@ class SqlParam {
  public:
   using Value = std::variant<std::monostate, std::int64_t, double, std::string_view, Bytes>;
   SqlParam(std::nullopt_t) {}
-  SqlParam(std::int64_t value) : value_(value) {}
-  SqlParam(int value) : value_(std::int64_t{value}) {}
-  SqlParam(bool value) : value_(std::int64_t{value}) {}
+  template <std::integral Integer>  // int, std::int64_t, bool
+  SqlParam(Integer value) : value_(std::int64_t{value}) {}
   SqlParam(double value) : value_(value) {}
-  SqlParam(std::string_view value) : value_(value) {}
-  SqlParam(const std::string& value) : value_(std::string_view(value)) {}
-  SqlParam(const char* value) : value_(std::string_view(value)) {}
+  template <std::convertible_to<std::string_view> Text>  // std::string, a literal, ...
+  SqlParam(const Text& value) : value_(std::string_view(value)) {}
   SqlParam(Bytes value) : value_(value) {}
   SqlParam(Time value) : value_(std::int64_t{value.time_since_epoch().count()}) {}
   template <typename T>
