@@ -83,7 +83,11 @@ int main(int argc, char** argv) {
   options.busy_timeout = 60s;
   auto store = kj::store::open_store(url, options);
   const std::string board = "throughput-" + std::to_string(::time(nullptr));
-  kj::store::NewLeaderboard lb{board, "problems/none", "lang: py\n", "", std::nullopt, {"cpu"}};
+  kj::store::NewLeaderboard lb;
+  lb.name = board;
+  lb.problem_dir = "problems/none";
+  lb.task_yaml = "lang: py\n";
+  lb.gpu_types = {"cpu"};
   const auto leaderboard = store->create_leaderboard(lb).id;
   const auto user = store->create_user(board, false).id;
 

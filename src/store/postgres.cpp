@@ -290,10 +290,7 @@ running AS (
 busy AS (
   UPDATE workers w SET state = 'busy', current_job_id = claimed.id, heartbeat_at = $4
   FROM claimed WHERE w.name = $2)
-SELECT claimed.*, )sql") + std::string(kSubmissionFields) +
-                                  ", " + std::string(kClaimedExtraFields) +
-                                  std::string(kSubmissionJoins) +
-                                  "JOIN claimed ON claimed.submission_id = s.id";
+)sql") + select_claimed("claimed");
 
 // $1 job, $2 worker, $3 attempt, $4 now, $5 verdict, $6 score, $7-$16 the runs, one array per
 // column (run_columns). The fencing check is `held`: the job row is locked and re-checked when
@@ -340,17 +337,8 @@ std::vector<std::string> run_columns(const std::vector<NewRun>& runs) {
 // Connects, retrying with exponential backoff until `patience` ran out.
 std::unique_ptr<PostgresConnection> connect_with_backoff(const std::string& url,
                                                          std::chrono::milliseconds patience) {
-  const auto deadline = std::chrono::steady_clock::now() + patience;
-  std::chrono::milliseconds pause{50};
-  while (true) {
-    try {
-      return std::make_unique<PostgresConnection>(url);
-    } catch (const SqlError&) {
-      if (std::chrono::steady_clock::now() + pause > deadline) throw;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(2));
-  }
+  return retry(SqlError::Kind::connection_lost, patience, std::chrono::milliseconds(50),
+               std::chrono::seconds(2), [&] { return std::make_unique<PostgresConnection>(url); });
 }
 
 // The URL without its password, for messages.
@@ -406,7 +394,6 @@ class PostgresDialect final : public Dialect {
   std::string_view lock_rows_skip_locked() const override { return " FOR UPDATE SKIP LOCKED"; }
   bool shared_by_servers() const override { return true; }
 
-  bool one_statement_queue() const override { return true; }
   std::optional<ClaimedJob> claim(SqlConnection& db, const ClaimRequest& request) override {
     std::vector<std::optional<std::string>> gpu_types(request.gpu_types.begin(),
                                                       request.gpu_types.end());
@@ -415,10 +402,14 @@ class PostgresDialect final : public Dialect {
     if (!row->next()) return std::nullopt;
     return read_claimed(*row, request.worker_id);
   }
-  bool complete(SqlConnection& db, const JobLease& lease, Time now,
-                const JobOutcome& outcome) override {
+  // One statement, so one transaction: recorded whole or not at all. Runs with files take the
+  // store's transaction.
+  std::optional<bool> complete(SqlConnection& db, const JobLease& lease, Time now,
+                               const JobOutcome& outcome) override {
+    for (const auto& run : outcome.runs) {
+      if (!run.files.empty()) return std::nullopt;
+    }
     const auto runs = run_columns(outcome.runs);
-    // One statement, so one transaction: recorded whole or not at all.
     return db
         .query(kComplete, {lease.job_id, lease.worker_id, lease.attempt, now, outcome.verdict,
                            outcome.score, runs[0], runs[1], runs[2], runs[3], runs[4], runs[5],

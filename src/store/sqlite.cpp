@@ -203,36 +203,41 @@ constexpr SchemaSpelling kSqliteSpelling{
     "INTEGER PRIMARY KEY", "INTEGER",     "REAL", "BLOB", "length",
     " WITHOUT ROWID",      "json_valid(", ")"};
 
-// Sets a numeric PRAGMA of the connection for this object's lifetime, then restores the old value.
+// `PRAGMA text`: the value it returns (empty: none).
+std::string pragma(SqlConnection& db, const std::string& text) {
+  auto row = db.query("PRAGMA " + text);
+  return row->next() ? row->text(0) : std::string();
+}
+
+// Sets a PRAGMA of the connection for this object's lifetime, then restores the old value.
 class ScopedPragma {
  public:
-  ScopedPragma(SqlConnection& db, std::string name, std::int64_t value)
-      : db_(db), name_(std::move(name)) {
-    old_ = db_.scalar("PRAGMA " + name_);
-    db_.script("PRAGMA " + name_ + " = " + std::to_string(value));
+  ScopedPragma(SqlConnection& db, std::string name, const std::string& value)
+      : db_(db), name_(std::move(name)), old_(pragma(db_, name_)) {
+    result_ = pragma(db_, name_ + " = " + value);
   }
   ~ScopedPragma() {
-    if (!old_) return;
     try {
-      db_.script("PRAGMA " + name_ + " = " + std::to_string(*old_));
+      pragma(db_, name_ + " = " + old_);
     } catch (const SqlError&) {
-      // Only a cache or map size: the connection stays correct with the larger one.
+      // A cache or map size, or a synchronous mode: the connection stays correct. A journal
+      // mode: still a rollback journal, correct, and the next open switches the store to WAL.
     }
   }
   ScopedPragma(const ScopedPragma&) = delete;
   ScopedPragma& operator=(const ScopedPragma&) = delete;
+  const std::string& result() const { return result_; }  // what setting it returned
 
  private:
   SqlConnection& db_;
-  std::string name_;
-  std::optional<std::int64_t> old_;
+  std::string name_, old_, result_;
 };
 
-std::string journal_mode(SqlConnection& db, std::string_view mode) {
-  auto row = db.query("PRAGMA journal_mode = " + std::string(mode));
-  return row->next() ? row->text(0) : std::string();
-}
-
+// The settings of a bulk import. A page cache large enough for the indexes its transaction keeps
+// touching (the default 2 MiB spills them to the WAL and reads them back on every row). No memory
+// map: in WAL mode SQLite looks each page read through the map up in the WAL index first, a
+// lookup that grows with the WAL the transaction writes.
+//
 // A bulk import of 200,000 submissions writes 1 GB of pages: in WAL mode once into the WAL and
 // again into the database file by the checkpoint after the commit. When no other connection has
 // the store open, the import runs with a rollback journal instead: the pages it adds go straight
@@ -241,50 +246,17 @@ std::string journal_mode(SqlConnection& db, std::string_view mode) {
 // as a rollback journal needs for durability. The store is switched back to WAL mode afterwards
 // (and every open switches it too). When another connection has the store open, the switch fails
 // at once (SQLite does not call the busy handler for it) and the import runs in WAL mode.
-class RollbackJournalWhenAlone {
- public:
-  explicit RollbackJournalWhenAlone(SqlConnection& db) : db_(db) {
-    try {
-      active_ = journal_mode(db_, "DELETE") == "delete";
-    } catch (const SqlError&) {
-      // SQLITE_BUSY: another connection has the store open; it keeps its WAL.
-    }
-    if (!active_) return;
-    try {
-      db_.script("PRAGMA synchronous = FULL");
-    } catch (const SqlError&) {
-      back_to_wal();
-      throw;
-    }
-  }
-  ~RollbackJournalWhenAlone() {
-    if (active_) back_to_wal();
-  }
-  RollbackJournalWhenAlone(const RollbackJournalWhenAlone&) = delete;
-  RollbackJournalWhenAlone& operator=(const RollbackJournalWhenAlone&) = delete;
-
- private:
-  void back_to_wal() noexcept {
-    try {
-      db_.script("PRAGMA synchronous = NORMAL");
-      journal_mode(db_, "WAL");
-    } catch (const SqlError&) {
-      // Still a rollback journal: correct, and the next open of the store switches it to WAL.
-    }
-  }
-
-  SqlConnection& db_;
-  bool active_ = false;
-};
-
-// The settings of a bulk import: a page cache large enough for the indexes its transaction keeps
-// touching (the default 2 MiB spills them to the WAL and reads them back on every row), and a
-// rollback journal when alone. No memory map: in WAL mode SQLite looks each page read through
-// the map up in the WAL index first, a lookup that grows with the WAL the transaction writes.
 struct BulkWrite {
-  explicit BulkWrite(SqlConnection& db) : cache(db, "cache_size", -256 * 1024), journal(db) {}
-  ScopedPragma cache;  // 256 MiB (a negative cache_size counts KiB)
-  RollbackJournalWhenAlone journal;
+  explicit BulkWrite(SqlConnection& db) : cache(db, "cache_size", std::to_string(-256 * 1024)) {
+    try {
+      journal.emplace(db, "journal_mode", "DELETE");
+    } catch (const SqlError&) {
+      return;  // SQLITE_BUSY: another connection has the store open; it keeps its WAL.
+    }
+    if (journal->result() == "delete") synchronous.emplace(db, "synchronous", "FULL");
+  }
+  ScopedPragma cache;                                // 256 MiB (a negative cache_size counts KiB)
+  std::optional<ScopedPragma> journal, synchronous;  // restored in reverse order
 };
 
 class SqliteDialect final : public Dialect {
@@ -292,7 +264,15 @@ class SqliteDialect final : public Dialect {
   SqliteDialect(const std::string& path, const StoreOptions& options)
       : path_(path), db_(path, options.busy_timeout), signal_(queue_signal_for(path)) {
     db_.script("PRAGMA foreign_keys = ON");
-    switch_to_wal(options.busy_timeout);
+    // While an import holds the store with a rollback journal (BulkWrite), SQLite refuses the
+    // switch back to WAL at once (SQLITE_BUSY, without calling the busy handler): wait for the
+    // import here as for any other writer, up to the busy timeout.
+    const std::string mode =
+        retry(SqlError::Kind::busy, options.busy_timeout, std::chrono::milliseconds(20),
+              std::chrono::milliseconds(20), [&] { return pragma(db_, "journal_mode = WAL"); });
+    if (mode != "wal" && path_ != ":memory:") {
+      throw StoreError("open", "cannot switch " + path_ + " to WAL mode (got " + mode + ")");
+    }
     // In WAL mode NORMAL loses no committed transaction on a process crash, only on power loss.
     db_.script("PRAGMA synchronous = NORMAL");
   }
@@ -310,6 +290,37 @@ class SqliteDialect final : public Dialect {
            ") END";
   }
 
+  // The oldest job of each GPU type from jobs_queued (gpu_type, id), the oldest of those taken;
+  // the transaction holds the write lock, so no other connection claims it meanwhile.
+  std::optional<ClaimedJob> claim(SqlConnection& db, const ClaimRequest& request) override {
+    SqlTransaction transaction(db);
+    std::optional<Id> oldest;
+    for (const auto& gpu_type : request.gpu_types) {
+      auto id = db.scalar(
+          "SELECT id FROM jobs WHERE state = 'queued' AND gpu_type = $1 AND gpus_needed <= $2 AND "
+          "NOT EXISTS (SELECT 1 FROM workers WHERE name = $3 AND drain = 1) ORDER BY id LIMIT 1",
+          {gpu_type, request.max_gpus, request.worker_id});
+      if (id && (!oldest || *id < *oldest)) oldest = id;
+    }
+    if (!oldest) return std::nullopt;
+    db.exec(
+        "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_owner = $2, "
+        "lease_expires_at = $3, updated_at = $4 WHERE id = $1",
+        {*oldest, request.worker_id, request.lease_expires_at, request.now});
+    db.exec(
+        "UPDATE submissions SET status = 'running' WHERE id = (SELECT submission_id FROM jobs "
+        "WHERE id = $1)",
+        {*oldest});
+    db.exec(
+        "UPDATE workers SET state = 'busy', current_job_id = $2, heartbeat_at = $3 WHERE name = $1",
+        {request.worker_id, *oldest, request.now});
+    auto claimed = db.first(
+        select_claimed("(SELECT " + std::string(kJobFields) + " FROM jobs WHERE id = $1)"),
+        {*oldest}, [&](const SqlRows& row) { return read_claimed(row, request.worker_id); });
+    transaction.commit();
+    return claimed;
+  }
+
   void job_queued(SqlConnection&, std::string_view) override { queued_ = true; }
   void committed() override {
     if (std::exchange(queued_, false)) signal_->notify();
@@ -323,33 +334,13 @@ class SqliteDialect final : public Dialect {
   // Reads of a bulk export through a memory map of up to 4 GiB of the database file (SQLite
   // caps it at its compile-time limit): one pread per 4 KiB page costs more than the copy.
   std::shared_ptr<void> bulk_read(SqlConnection& db) override {
-    return std::make_shared<ScopedPragma>(db, "mmap_size", std::int64_t{1} << 32);
+    return std::make_shared<ScopedPragma>(db, "mmap_size", std::to_string(std::int64_t{1} << 32));
   }
   std::shared_ptr<void> bulk_write(SqlConnection& db) override {
     return std::make_shared<BulkWrite>(db);
   }
 
  private:
-  // While an import holds the store with a rollback journal (RollbackJournalWhenAlone), SQLite
-  // refuses the switch back to WAL at once (SQLITE_BUSY, without calling the busy handler): wait
-  // for the import here as for any other writer, up to the busy timeout.
-  void switch_to_wal(std::chrono::milliseconds busy_timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + busy_timeout;
-    while (true) {
-      try {
-        const std::string mode = journal_mode(db_, "WAL");
-        if (mode != "wal" && path_ != ":memory:") {
-          throw StoreError("open", "cannot switch " + path_ + " to WAL mode (got " + mode + ")");
-        }
-        return;
-      } catch (const SqlError& error) {
-        if (error.kind() != SqlError::Kind::busy || std::chrono::steady_clock::now() >= deadline)
-          throw;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
   std::string path_;
   SqliteConnection db_;
   std::shared_ptr<QueueSignal> signal_;

@@ -48,6 +48,20 @@ std::string to_string(SourceKind kind) {
 }
 
 namespace detail {
+
+// The rows of the users, leaderboards (without their GPU types) and workers tables.
+RowReader& operator>>(RowReader& r, User& u) {
+  return r >> u.id >> u.name >> u.is_admin >> u.created_at;
+}
+RowReader& operator>>(RowReader& r, Leaderboard& l) {
+  return r >> l.id >> l.name >> l.problem_dir >> l.task_yaml >> l.description >> l.deadline >>
+         l.visibility >> l.created_at >> l.synced_at >> l.reference;
+}
+RowReader& operator>>(RowReader& r, WorkerStatus& w) {
+  return r >> w.name >> w.host >> w.device >> w.gpu_type >> w.gpu_count >> w.state >>
+         w.current_job >> w.drain_requested >> w.started_at >> w.heartbeat_at;
+}
+
 namespace {
 
 using Clock = std::chrono::system_clock;
@@ -87,10 +101,6 @@ std::string sql(std::initializer_list<std::string_view> parts) {
   std::string out;
   for (auto part : parts) out += part;
   return out;
-}
-
-User read_user(const SqlRows& row) {
-  return User{row.int64(0), row.text(1), row.int64(2) != 0, row.time(3)};
 }
 
 // The submissions of an import, read from `next` (and their code hashed) on a second thread a
@@ -162,21 +172,20 @@ class SqlStore final : public Store {
 
   void set_leaderboard_deadline(std::string_view name, std::optional<Time> deadline) override {
     guarded("set_leaderboard_deadline", [&] {
-      update_leaderboard("set_leaderboard_deadline", "deadline = $2", {name, deadline});
+      update_leaderboard("deadline = $2", {name, deadline});
     });
   }
 
   void set_leaderboard_visibility(std::string_view name, Visibility visibility) override {
     guarded("set_leaderboard_visibility", [&] {
-      update_leaderboard("set_leaderboard_visibility", "visibility = $2",
-                         {name, to_string(visibility)});
+      update_leaderboard("visibility = $2", {name, to_string(visibility)});
     });
   }
 
   Leaderboard sync_leaderboard(std::string_view name, std::string_view task_yaml,
                                std::string_view description) override {
     return in_transaction("sync_leaderboard", [&] {
-      update_leaderboard("sync_leaderboard", "task_yaml = $2, description = $3, synced_at = $4",
+      update_leaderboard("task_yaml = $2, description = $3, synced_at = $4",
                          {name, task_yaml, description, options_.now()});
       return *leaderboard_where("name = $1", name);
     });
@@ -185,7 +194,7 @@ class SqlStore final : public Store {
   std::int64_t leaderboard_secret_seed(std::string_view name) override {
     return guarded("leaderboard_secret_seed", [&] {
       auto seed = db().scalar("SELECT secret_seed FROM leaderboards WHERE name = $1", {name});
-      if (!seed) throw unknown_leaderboard("leaderboard_secret_seed", name);
+      if (!seed) throw no_leaderboard(name);
       return *seed;
     });
   }
@@ -193,28 +202,24 @@ class SqlStore final : public Store {
   User create_user(std::string_view name, bool is_admin) override {
     return guarded("create_user", [&] {
       const Time now = options_.now();
-      try {
-        const Id id =
-            db().insert("INSERT INTO users (name, is_admin, created_at) VALUES ($1, $2, $3)",
-                        {name, is_admin, now});
-        return User{id, std::string(name), is_admin, now};
-      } catch (const SqlError& error) {
-        if (error.kind() != SqlError::Kind::unique_violation) throw;
-        throw StoreError("create_user", "a user named " + quoted(name) + " already exists");
-      }
+      const Id id = unique_name("user", name, [&] {
+        return db().insert("INSERT INTO users (name, is_admin, created_at) VALUES ($1, $2, $3)",
+                           {name, is_admin, now});
+      });
+      return User{id, std::string(name), is_admin, now};
     });
   }
 
   std::optional<User> get_user(std::string_view name) override {
     return guarded("get_user", [&]() -> std::optional<User> {
       return db().first("SELECT id, name, is_admin, created_at FROM users WHERE name = $1", {name},
-                        read_user);
+                        read<User>);
     });
   }
 
   IssuedToken create_token(Id user_id, std::string_view label) override {
     return in_transaction("create_token", [&] {
-      require_row("create_token", "users", "user", user_id);
+      require_row("users", "user", user_id);
       auto bytes = random_bytes(32);
       IssuedToken issued;
       issued.token = "kj_" + to_hex(bytes);
@@ -232,7 +237,7 @@ class SqlStore final : public Store {
       return db().first(
           "SELECT u.id, u.name, u.is_admin, u.created_at FROM api_tokens t JOIN users u ON u.id = "
           "t.user_id WHERE t.token_sha256 = $1 AND t.revoked_at IS NULL",
-          {digest_bytes(sha256(token))}, read_user);
+          {digest_bytes(sha256(token))}, read<User>);
     });
   }
 
@@ -260,8 +265,8 @@ class SqlStore final : public Store {
 
   Submission create_submission(const NewSubmission& submission) override {
     return in_transaction("create_submission", [&] {
-      require_row("create_submission", "users", "user", submission.user_id);
-      require_row("create_submission", "leaderboards", "leaderboard", submission.leaderboard_id);
+      require_row("users", "user", submission.user_id);
+      require_row("leaderboards", "leaderboard", submission.leaderboard_id);
       const Id code_id = put_code(submission.code, to_hex(sha256(submission.code)));
       const Time now = options_.now();
       const Id id = db().insert(
@@ -283,18 +288,15 @@ class SqlStore final : public Store {
       return db().all(sql({"SELECT ", kSubmissionFields, kSubmissionJoins,
                            "WHERE s.user_id = $1 AND (CAST($2 AS BIGINT) = 0 OR s.leaderboard_id "
                            "= CAST($2 AS BIGINT)) ORDER BY s.created_at DESC, s.id DESC LIMIT $3"}),
-                      {user_id, leaderboard_id, limit},
-                      [](const SqlRows& row) { return read_submission(row); });
+                      {user_id, leaderboard_id, limit}, read<Submission>);
     });
   }
 
   void set_submission_hacked(Id submission_id, bool hacked) override {
     guarded("set_submission_hacked", [&] {
       if (db().exec("UPDATE submissions SET hacked = $2 WHERE id = $1", {submission_id, hacked}) !=
-          1) {
-        throw StoreError("set_submission_hacked",
-                         "no submission with id " + std::to_string(submission_id));
-      }
+          1)
+        throw no_row("submission", submission_id);
     });
   }
 
@@ -324,7 +326,7 @@ class SqlStore final : public Store {
     return guarded("submission_runs", [&] {
       return db().all(
           sql({"SELECT ", kRunFields, " FROM runs WHERE submission_id = $1 ORDER BY id"}),
-          {submission_id}, read_run);
+          {submission_id}, read<Run>);
     });
   }
 
@@ -335,7 +337,9 @@ class SqlStore final : public Store {
           "SELECT f.run_id, f.name, length(f.content) FROM run_files f JOIN runs r ON r.id = "
           "f.run_id WHERE r.submission_id = $1 ORDER BY f.run_id, f.name",
           {submission_id}, [](const SqlRows& row) {
-            return RunFileInfo{row.int64(0), row.text(1), row.int64(2)};
+            RunFileInfo file;
+            RowReader(row) >> file.run_id >> file.name >> file.bytes;
+            return file;
           });
     });
   }
@@ -349,9 +353,7 @@ class SqlStore final : public Store {
 
   Job enqueue(Id submission_id, std::string_view gpu_type) override {
     return in_transaction("enqueue", [&] {
-      if (!submission_by_id(submission_id)) {
-        throw StoreError("enqueue", "no submission with id " + std::to_string(submission_id));
-      }
+      require_row("submissions", "submission", submission_id);
       const Id id = insert_job(submission_id, gpu_type, options_.now(), 0);
       db().exec(
           "UPDATE submissions SET status = 'queued', verdict = NULL, score = NULL WHERE id = $1",
@@ -368,7 +370,7 @@ class SqlStore final : public Store {
     return guarded("submission_jobs", [&] {
       return db().all(
           sql({"SELECT ", kJobFields, " FROM jobs WHERE submission_id = $1 ORDER BY id"}),
-          {submission_id}, read_job);
+          {submission_id}, read<Job>);
     });
   }
 
@@ -398,7 +400,7 @@ class SqlStore final : public Store {
         counts[state] = 0;
       for (auto rows = db().query("SELECT state, COUNT(*) FROM jobs GROUP BY state");
            rows->next();) {
-        counts[state_from_text<JobState>(rows->text(0))] = static_cast<int>(rows->int64(1));
+        counts[from_text<JobState>(rows->text(0))] = static_cast<int>(rows->int64(1));
       }
       return counts;
     });
@@ -409,11 +411,10 @@ class SqlStore final : public Store {
                                            std::chrono::seconds lease_duration,
                                            int max_gpus) override {
     return guarded("claim_next_job", [&]() -> std::optional<ClaimedJob> {
-      if (worker_id.empty()) throw StoreError("claim_next_job", "empty worker id");
+      if (worker_id.empty()) throw std::runtime_error("empty worker id");
       const Time now = options_.now();
       const ClaimRequest request{worker_id, gpu_types, max_gpus, now, now + lease_duration};
-      if (dialect_->one_statement_queue()) return dialect_->claim(db(), request);
-      return claim_in_transaction(request);
+      return dialect_->claim(db(), request);
     });
   }
 
@@ -431,21 +432,15 @@ class SqlStore final : public Store {
     int tries = 0;
     return guarded("complete", [&] {
       const bool retried = tries++ > 0;
-      // The one statement records runs without files; a run with files takes the transaction.
-      const bool files = std::any_of(outcome.runs.begin(), outcome.runs.end(),
-                                     [](const NewRun& run) { return !run.files.empty(); });
-      if (dialect_->one_statement_queue() && !files
-              ? dialect_->complete(db(), lease, now, outcome)
-              : complete_in_transaction(lease, now, outcome)) {
-        return true;
-      }
+      const auto done = dialect_->complete(db(), lease, now, outcome);
+      if (!done) return complete_in_transaction(lease, now, outcome);
       // A retry after the connection dropped mid-statement: the first try may have committed,
       // and then the job is done under this very lease (no other completion can match it).
-      return retried && db().scalar(
-                                "SELECT 1 FROM jobs WHERE id = $1 AND state = 'done' AND "
-                                "lease_owner = $2 AND attempts = $3",
-                                {lease.job_id, lease.worker_id, lease.attempt})
-                            .has_value();
+      return *done ||
+             (retried && db().scalar("SELECT 1 FROM jobs WHERE id = $1 AND state = 'done' AND "
+                                     "lease_owner = $2 AND attempts = $3",
+                                     {lease.job_id, lease.worker_id, lease.attempt})
+                             .has_value());
     });
   }
 
@@ -514,15 +509,7 @@ class SqlStore final : public Store {
       return db().all(
           "SELECT name, host, device, gpu_type, gpu_count, state, current_job_id, drain, "
           "started_at, heartbeat_at FROM workers ORDER BY host, name",
-          {}, [](const SqlRows& row) {
-            return WorkerStatus{{row.text(0), row.text(1), row.text(2), row.text(3),
-                                 static_cast<int>(row.int64(4))},
-                                row.text(5),
-                                row.optional_int64(6),
-                                row.int64(7) != 0,
-                                row.time(8),
-                                row.time(9)};
-          });
+          {}, read<WorkerStatus>);
     });
   }
 
@@ -557,7 +544,9 @@ class SqlStore final : public Store {
           "SELECT job_id, seq, time, event_json FROM job_events WHERE job_id = $1 AND seq > $2 "
           "ORDER BY seq",
           {job_id, after_seq}, [](const SqlRows& row) {
-            return ProgressEvent{row.int64(0), row.int64(1), row.time(2), row.text(3)};
+            ProgressEvent event;
+            RowReader(row) >> event.job_id >> event.seq >> event.time >> event.event_json;
+            return event;
           });
     });
   }
@@ -585,13 +574,8 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
       std::vector<RankedEntry> entries;
       while (rows->next()) {
         RankedEntry entry;
-        entry.user_id = rows->int64(0);
-        entry.user_name = rows->text(1);
-        entry.submission_id = rows->int64(2);
-        entry.file_name = rows->text(3);
-        entry.score = rows->real(4);
-        entry.submitted_at = rows->time(5);
-        entry.speedup = rows->optional_real(6);
+        RowReader(*rows) >> entry.user_id >> entry.user_name >> entry.submission_id >>
+            entry.file_name >> entry.score >> entry.submitted_at >> entry.speedup;
         entry.rank = entries.empty() || entries.back().score != entry.score
                          ? static_cast<int>(entries.size()) + 1
                          : entries.back().rank;
@@ -622,7 +606,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
           *db().first(
               sql({"SELECT created_at", kInWindow, " ORDER BY created_at LIMIT 1 OFFSET $6"}),
               {user_id, leaderboard_id, start, now, mode, result.submissions - max_submissions},
-              [](const SqlRows& row) { return row.time(0); }) +
+              read<Time>) +
           window;
       const auto wait = std::chrono::ceil<std::chrono::seconds>(frees_at - now);
       result.retry_after = std::max(wait, std::chrono::seconds(1));
@@ -655,12 +639,13 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
                                   kSubmissionJoins, where, "ORDER BY s.id"}));
       SubmissionRecord record;
       while (rows->next()) {
-        record.submission = read_submission(*rows);
-        if (with_code) rows->bytes_into(kSubmissionFieldCount, record.code);
+        RowReader reader(*rows);
+        reader >> record.submission;
+        if (with_code) reader.bytes_into(record.code);
         record.runs.clear();
         while (run_ready && runs->int64(1) < record.submission.id) run_ready = runs->next();
         while (run_ready && runs->int64(1) == record.submission.id) {
-          record.runs.push_back(read_run(*runs));
+          record.runs.push_back(read<Run>(*runs));
           run_ready = runs->next();
         }
         visit(record);
@@ -736,7 +721,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
   // One imported submission inside the import's transaction: 1 when added, 0 when present.
   int import_one(const ImportedSubmission& s, const std::string& code_sha256, ImportState& state) {
     if (s.leaderboard_id != state.checked_leaderboard) {
-      require_row("import_submissions", "leaderboards", "leaderboard", s.leaderboard_id);
+      require_row("leaderboards", "leaderboard", s.leaderboard_id);
       state.checked_leaderboard = s.leaderboard_id;
     }
     auto known = state.users.find(s.user_name);
@@ -872,14 +857,29 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
 
   SqlConnection& db() { return *db_; }
 
-  static StoreError unknown_leaderboard(const char* operation, std::string_view name) {
-    return StoreError(operation, "no leaderboard named " + quoted(name));
+  // The failures of operations on rows that are not there, or whose name is taken; guarded()
+  // makes them StoreErrors of the operation.
+  static std::runtime_error no_leaderboard(std::string_view name) {
+    return std::runtime_error("no leaderboard named " + quoted(name));
+  }
+  static std::runtime_error no_row(std::string_view what, Id id) {
+    return std::runtime_error("no " + std::string(what) + " with id " + std::to_string(id));
+  }
+  template <typename Insert>
+  static Id unique_name(std::string_view what, std::string_view name, Insert&& insert) {
+    try {
+      return insert();
+    } catch (const SqlError& error) {
+      if (error.kind() != SqlError::Kind::unique_violation) throw;
+      throw std::runtime_error("a " + std::string(what) + " named " + quoted(name) +
+                               " already exists");
+    }
   }
 
   // UPDATE leaderboards SET `assignments` of the leaderboard named by the first parameter.
-  void update_leaderboard(const char* operation, std::string_view assignments, SqlParams params) {
+  void update_leaderboard(std::string_view assignments, SqlParams params) {
     if (db().exec(sql({"UPDATE leaderboards SET ", assignments, " WHERE name = $1"}), params) != 1)
-      throw unknown_leaderboard(operation, std::get<std::string_view>(params.begin()->value()));
+      throw no_leaderboard(std::get<std::string_view>(params.begin()->value()));
   }
 
   static Bytes digest_bytes(const std::array<unsigned char, 32>& digest) {
@@ -924,23 +924,15 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
 
   // The leaderboards `where` selects ($1: `key`), by name.
   std::vector<Leaderboard> leaderboards_where(std::string_view where, const SqlParam& key) {
-    auto leaderboards = db().all(
-        sql({"SELECT id, name, problem_dir, task_yaml, description, deadline, visibility, "
-             "created_at, synced_at, reference FROM leaderboards WHERE ",
-             where, " ORDER BY name"}),
-        {key}, [](const SqlRows& row) {
-          return Leaderboard{
-              row.int64(0), row.text(1),
-              row.text(2),  row.text(3),
-              row.text(4),  row.optional_time(5),
-              {},           visibility_from_string(row.text(6)).value_or(Visibility::hidden),
-              row.time(7),  row.time(8),
-              row.text(9)};
-        });
+    auto leaderboards =
+        db().all(sql({"SELECT id, name, problem_dir, task_yaml, description, deadline, visibility, "
+                      "created_at, synced_at, reference FROM leaderboards WHERE ",
+                      where, " ORDER BY name"}),
+                 {key}, read<Leaderboard>);
     for (auto& leaderboard : leaderboards) {
       leaderboard.gpu_types =
           db().all("SELECT gpu_type FROM leaderboard_gpu_types WHERE leaderboard_id = $1",
-                   {leaderboard.id}, [](const SqlRows& row) { return row.text(0); });
+                   {leaderboard.id}, read<std::string>);
       std::sort(leaderboard.gpu_types.begin(), leaderboard.gpu_types.end());
     }
     return leaderboards;
@@ -954,17 +946,17 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
 
   std::optional<Submission> submission_by_id(Id id) {
     return db().first(sql({"SELECT ", kSubmissionFields, kSubmissionJoins, "WHERE s.id = $1"}),
-                      {id}, [](const SqlRows& row) { return read_submission(row); });
+                      {id}, read<Submission>);
   }
 
   std::optional<Job> job_by_id(Id id) {
-    return db().first(sql({"SELECT ", kJobFields, " FROM jobs WHERE id = $1"}), {id}, read_job);
+    return db().first(sql({"SELECT ", kJobFields, " FROM jobs WHERE id = $1"}), {id}, read<Job>);
   }
 
-  // StoreError "no `what` with id N" unless `table` has the row.
-  void require_row(const char* operation, std::string_view table, const char* what, Id id) {
+  // Fails with "no `what` with id N" unless `table` has the row.
+  void require_row(std::string_view table, std::string_view what, Id id) {
     if (!db().scalar(sql({"SELECT 1 FROM ", table, " WHERE id = $1"}), {id}))
-      throw StoreError(operation, "no " + std::string(what) + " with id " + std::to_string(id));
+      throw no_row(what, id);
   }
 
   // The leaderboard's rows, inside the caller's transaction; its id (`wanted` where free, else
@@ -975,20 +967,15 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
     std::uint64_t seed = 0;
     std::memcpy(&seed, seed_bytes.data(), sizeof seed);
     seed &= (std::uint64_t{1} << 53) - 1;  // 53 bits: exact in every JSON reader
-    Id id = 0;
-    try {
-      id = insert_keeping_id(SourceKind::leaderboard, "leaderboards", wanted, [&](auto at) {
+    const Id id = unique_name("leaderboard", leaderboard.name, [&] {
+      return insert_keeping_id(SourceKind::leaderboard, "leaderboards", wanted, [&](auto at) {
         return db().exec(
             keeping_id_.leaderboard,
             {leaderboard.name, leaderboard.problem_dir, leaderboard.task_yaml,
              leaderboard.description, leaderboard.deadline, static_cast<std::int64_t>(seed),
              to_string(leaderboard.visibility), options_.now(), leaderboard.reference, at});
       });
-    } catch (const SqlError& error) {
-      if (error.kind() != SqlError::Kind::unique_violation) throw;
-      throw StoreError("create_leaderboard",
-                       "a leaderboard named " + quoted(leaderboard.name) + " already exists");
-    }
+    });
     for (const auto& gpu_type : leaderboard.gpu_types) {
       db().exec(
           "INSERT INTO leaderboard_gpu_types (leaderboard_id, gpu_type) VALUES ($1, $2) ON "
@@ -1036,37 +1023,6 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
     return id;
   }
 
-  std::optional<ClaimedJob> claim_in_transaction(const ClaimRequest& request) {
-    SqlTransaction transaction(db());
-    std::optional<Id> oldest;
-    for (const auto& gpu_type : request.gpu_types) {
-      auto id = db().scalar(sql({"SELECT id FROM jobs WHERE state = 'queued' AND gpu_type = $1 "
-                                 "AND gpus_needed <= $2 AND NOT EXISTS (SELECT 1 FROM workers "
-                                 "WHERE name = $3 AND drain = 1) ORDER BY id LIMIT 1",
-                                 dialect_->lock_rows_skip_locked()}),
-                            {gpu_type, request.max_gpus, request.worker_id});
-      if (id && (!oldest || *id < *oldest)) oldest = id;
-    }
-    if (!oldest) return std::nullopt;
-    db().exec(
-        "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_owner = $2, "
-        "lease_expires_at = $3, updated_at = $4 WHERE id = $1",
-        {*oldest, request.worker_id, request.lease_expires_at, request.now});
-    db().exec(
-        "UPDATE submissions SET status = 'running' WHERE id = (SELECT submission_id FROM jobs "
-        "WHERE id = $1)",
-        {*oldest});
-    db().exec(
-        "UPDATE workers SET state = 'busy', current_job_id = $2, heartbeat_at = $3 WHERE name = $1",
-        {request.worker_id, *oldest, request.now});
-    auto claimed = db().first(
-        sql({"SELECT j.*, ", kSubmissionFields, ", ", kClaimedExtraFields, kSubmissionJoins,
-             "JOIN (SELECT ", kJobFields, " FROM jobs WHERE id = $1) j ON j.submission_id = s.id"}),
-        {*oldest}, [&](const SqlRows& row) { return read_claimed(row, request.worker_id); });
-    transaction.commit();
-    return claimed;
-  }
-
   bool complete_in_transaction(const JobLease& lease, Time now, const JobOutcome& outcome) {
     SqlTransaction transaction(db());
     const auto submission_id = held_submission(lease);
@@ -1108,7 +1064,7 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
     const auto gpu_type = db().first(
         "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, error = "
         "$2, updated_at = $3 WHERE id = $1 RETURNING gpu_type",
-        {job_id, error, now}, [](const SqlRows& row) { return row.text(0); });
+        {job_id, error, now}, read<std::string>);
     db().exec("UPDATE submissions SET status = 'queued' WHERE id = $1", {submission_id});
     dialect_->job_queued(db(), gpu_type.value_or(""));
   }
@@ -1126,19 +1082,13 @@ ORDER BY e.score, e.created_at, e.submission_id)sql"}),
   // Releases the running jobs `where` selects ($1: `key`); rows another transaction holds (a
   // completion in flight) are skipped, not waited for.
   int release_running(std::string_view where, const SqlParam& key, std::string_view error) {
-    struct Abandoned {
-      Id job_id, submission_id;
-      int attempts;
-    };
     const auto abandoned =
-        db().all(sql({"SELECT id, submission_id, attempts FROM jobs WHERE state = 'running' AND ",
-                      where, dialect_->lock_rows_skip_locked()}),
-                 {key}, [](const SqlRows& row) {
-                   return Abandoned{row.int64(0), row.int64(1), static_cast<int>(row.int64(2))};
-                 });
+        db().all(sql({"SELECT ", kJobFields, " FROM jobs WHERE state = 'running' AND ", where,
+                      dialect_->lock_rows_skip_locked()}),
+                 {key}, read<Job>);
     for (const auto& job : abandoned) {
-      release_job(job.job_id, job.submission_id, job.attempts, error);
-      worker_finished(job.job_id, "lost", options_.now());
+      release_job(job.id, job.submission_id, job.attempts, error);
+      worker_finished(job.id, "lost", options_.now());
     }
     return static_cast<int>(abandoned.size());
   }

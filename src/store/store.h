@@ -51,19 +51,10 @@ struct NewLeaderboard {
   std::string reference;  // reference.py as published, for one without a problem directory
 };
 
-// A leaderboard as users may see it: the secret seed is not part of it.
-struct Leaderboard {
+// A leaderboard as users may see it (its GPU types sorted): the secret seed is not part of it.
+struct Leaderboard : NewLeaderboard {
   Id id = 0;
-  std::string name;
-  std::string problem_dir;
-  std::string task_yaml;
-  std::string description;
-  std::optional<Time> deadline;
-  std::vector<std::string> gpu_types;  // sorted
-  Visibility visibility = Visibility::listed;
-  Time created_at;
-  Time synced_at;
-  std::string reference;  // as created (imported leaderboards); the problem directory has its own
+  Time created_at, synced_at;
 };
 
 struct User {
@@ -114,16 +105,14 @@ enum class JobState { queued, running, done, failed };
 std::string to_string(JobState state);
 
 struct Job {
-  Id id = 0;
-  Id submission_id = 0;
+  Id id = 0, submission_id = 0;
   std::string gpu_type;
   JobState state = JobState::queued;
   int attempts = 0;  // times the job was claimed
   std::string lease_owner;
   std::optional<Time> lease_expires_at;
   std::string error;  // why the last attempt was given up, or why the job failed
-  Time created_at;
-  Time updated_at;
+  Time created_at, updated_at;
 };
 
 // Who holds a job, and which attempt: a worker that lost the job cannot act on a later attempt,
@@ -139,9 +128,7 @@ struct ClaimedJob {
   JobLease lease;
   Job job;
   Submission submission;
-  std::string code;
-  std::string problem_dir;
-  std::string task_yaml;
+  std::string code, problem_dir, task_yaml;
   std::int64_t secret_seed = 0;
 };
 
@@ -164,19 +151,14 @@ struct NewRun {
   std::optional<double> score;
   bool passed = false;
   bool secret = false;  // ran on secret-seeded inputs
-  std::string compilation_json = "{}";
-  std::string result_json = "{}";
-  std::string system_json = "{}";
-  Time start_time;
-  Time end_time;
+  std::string compilation_json = "{}", result_json = "{}", system_json = "{}";
+  Time start_time, end_time;
   std::string meta_json;       // run_meta as a published run-level file gave it (empty: none)
   std::vector<RunFile> files;  // recorded with the run; a read Run leaves them out (run_files)
 };
 
 struct Run : NewRun {
-  Id id = 0;
-  Id submission_id = 0;
-  Id job_id = 0;
+  Id id = 0, submission_id = 0, job_id = 0;
 };
 
 // The final result of a job: recorded with its runs in the same transaction as the state change.
@@ -240,8 +222,7 @@ struct ImportedLeaderboard : NewLeaderboard {
 };
 
 struct ImportOutcome {
-  int submissions_added = 0;
-  int leaderboards_added = 0;
+  int submissions_added = 0, leaderboards_added = 0;
 };
 
 // The tables whose imported rows keep their source ids.
@@ -270,8 +251,7 @@ struct WorkerStatus : WorkerRegistration {
   std::string state;
   std::optional<Id> current_job;
   bool drain_requested = false;
-  Time started_at;
-  Time heartbeat_at;
+  Time started_at, heartbeat_at;
 };
 
 struct StoreOptions {

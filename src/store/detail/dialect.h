@@ -1,4 +1,4 @@
-// What differs between the databases behind the one SQL store (sql_store.cpp): connecting, the
+// What differs between the databases behind the one SQL store (store.cpp): connecting, the
 // schema's spelling, the migration lock, claiming and completing a job (one statement with FOR
 // UPDATE SKIP LOCKED on PostgreSQL, statements under SQLite's write lock), row locks, wake-ups
 // (LISTEN/NOTIFY or an in-process signal) and the settings of bulk reads and writes. Also the
@@ -39,15 +39,14 @@ class Dialect {
   // needed where the transaction holds the database's write lock).
   virtual void lock_for_migration(SqlConnection&) {}
 
-  // claim_next_job and complete as one statement each (one round trip), where the database can
-  // (PostgreSQL); false: the store runs its statements in a transaction instead.
-  virtual bool one_statement_queue() const { return false; }
-  // The oldest queued job the request may take, leased; none when there is none or the worker
-  // was asked to drain.
-  virtual std::optional<ClaimedJob> claim(SqlConnection& db, const ClaimRequest& request);
-  // Store::complete: false (nothing recorded) unless the lease is held.
-  virtual bool complete(SqlConnection& db, const JobLease& lease, Time now,
-                        const JobOutcome& outcome);
+  // The oldest queued job the request may take, leased, its submission running and the worker
+  // busy; none when there is none or the worker was asked to drain. One transaction.
+  virtual std::optional<ClaimedJob> claim(SqlConnection& db, const ClaimRequest& request) = 0;
+  // Store::complete in one statement (one round trip) where the database can: false (nothing
+  // recorded) unless the lease is held; nullopt: the store records it in a transaction.
+  virtual std::optional<bool> complete(SqlConnection&, const JobLease&, Time, const JobOutcome&) {
+    return std::nullopt;
+  }
 
   // An expression: the number under a top-level `key` of the JSON text in `column`; NULL when
   // the key is missing or holds anything but a number. `key` is a constant of the store's.
@@ -84,19 +83,13 @@ class Dialect {
   virtual std::shared_ptr<void> bulk_write(SqlConnection&) { return nullptr; }
 };
 
-inline std::optional<ClaimedJob> Dialect::claim(SqlConnection&, const ClaimRequest&) {
-  throw std::logic_error("this database claims in a transaction");
-}
-inline bool Dialect::complete(SqlConnection&, const JobLease&, Time, const JobOutcome&) {
-  throw std::logic_error("this database completes in a transaction");
-}
-
 std::unique_ptr<Dialect> sqlite_dialect(const std::string& path, const StoreOptions& options);
 std::unique_ptr<Dialect> postgres_dialect(const std::string& url, const StoreOptions& options);
 // A connection to the PostgreSQL database at url (what the dialect connects with).
 std::unique_ptr<SqlConnection> postgres_connection(const std::string& url);
 
-// Columns read by read_submission, read_job and read_run, in their order.
+// The columns of a submission (with its user's, leaderboard's and code's), a job and a run, in
+// the order their readers below read them.
 inline constexpr std::string_view kSubmissionFields =
     "s.id, s.user_id, u.name, s.leaderboard_id, l.name, s.file_name, s.code_id, c.sha256, "
     "s.gpu_type, s.mode, s.created_at, s.status, s.verdict, s.score, s.hacked";
@@ -106,8 +99,6 @@ inline constexpr std::string_view kSubmissionJoins =
 inline constexpr std::string_view kJobFields =
     "id, submission_id, gpu_type, state, attempts, lease_owner, lease_expires_at, error, "
     "created_at, updated_at";
-inline constexpr int kJobFieldCount = 10;
-inline constexpr int kSubmissionFieldCount = 15;
 inline constexpr std::string_view kRunFields =
     "id, submission_id, job_id, mode, runner, secret, score, passed, compilation_json, "
     "result_json, system_json, start_time, end_time, meta_json";
@@ -115,69 +106,36 @@ inline constexpr std::string_view kRunFields =
 inline constexpr std::string_view kHeldJob =
     " WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3";
 
-// A JobState or SubmissionStatus from its name.
-template <typename State>
-State state_from_text(const std::string& text) {
-  for (const State state : {State::queued, State::running, State::done}) {
-    if (to_string(state) == text) return state;
-  }
-  return State::failed;
+inline RowReader& operator>>(RowReader& r, Submission& s) {
+  return r >> s.id >> s.user_id >> s.user_name >> s.leaderboard_id >> s.leaderboard_name >>
+         s.file_name >> s.code_id >> s.code_sha256 >> s.gpu_type >> s.mode >> s.created_at >>
+         s.status >> s.verdict >> s.score >> s.hacked;
+}
+inline RowReader& operator>>(RowReader& r, Job& j) {
+  return r >> j.id >> j.submission_id >> j.gpu_type >> j.state >> j.attempts >> j.lease_owner >>
+         j.lease_expires_at >> j.error >> j.created_at >> j.updated_at;
+}
+inline RowReader& operator>>(RowReader& r, Run& run) {
+  return r >> run.id >> run.submission_id >> run.job_id >> run.mode >> run.runner >> run.secret >>
+         run.score >> run.passed >> run.compilation_json >> run.result_json >> run.system_json >>
+         run.start_time >> run.end_time >> run.meta_json;
 }
 
-// kSubmissionFields from column `first` on.
-inline Submission read_submission(const SqlRows& row, int first = 0) {
-  const int f = first;
-  return Submission{row.int64(f),          row.int64(f + 1),
-                    row.text(f + 2),       row.int64(f + 3),
-                    row.text(f + 4),       row.text(f + 5),
-                    row.int64(f + 6),      row.text(f + 7),
-                    row.text(f + 8),       row.text(f + 9),
-                    row.time(f + 10),      state_from_text<SubmissionStatus>(row.text(f + 11)),
-                    row.text(f + 12),      row.optional_real(f + 13),
-                    row.int64(f + 14) != 0};
+// The SELECT of a claimed job's row (read_claimed) from `job`, one job's kJobFields: those,
+// kSubmissionFields, then the code, problem directory, task snapshot and secret seed.
+inline std::string select_claimed(std::string_view job) {
+  return "SELECT j.*, " + std::string(kSubmissionFields) +
+         ", c.code, l.problem_dir, l.task_yaml, l.secret_seed" + std::string(kSubmissionJoins) +
+         "JOIN " + std::string(job) + " j ON j.submission_id = s.id";
 }
-
-inline Job read_job(const SqlRows& row) {
-  const auto state = state_from_text<JobState>(row.text(3));
-  const auto attempts = static_cast<int>(row.int64(4));
-  return Job{row.int64(0), row.int64(1),         row.text(2), state,       attempts,
-             row.text(5),  row.optional_time(6), row.text(7), row.time(8), row.time(9)};
-}
-
-inline Run read_run(const SqlRows& row) {
-  return Run{{row.text(3),
-              row.text(4),
-              row.optional_real(6),
-              row.int64(7) != 0,
-              row.int64(5) != 0,
-              row.text(8),
-              row.text(9),
-              row.text(10),
-              row.time(11),
-              row.time(12),
-              row.text(13),
-              {}},
-             row.int64(0),
-             row.int64(1),
-             row.int64(2)};
-}
-
-// A claimed job's row: kJobFields, kSubmissionFields, then the code, problem directory, task
-// snapshot and secret seed.
-inline constexpr std::string_view kClaimedExtraFields =
-    "c.code, l.problem_dir, l.task_yaml, l.secret_seed";
 inline ClaimedJob read_claimed(const SqlRows& row, std::string_view worker_id) {
   ClaimedJob claimed;
-  claimed.job = read_job(row);
+  RowReader reader(row);
+  reader >> claimed.job >> claimed.submission;
+  reader.bytes_into(claimed.code) >> claimed.problem_dir >> claimed.task_yaml >>
+      claimed.secret_seed;
   claimed.lease = JobLease{claimed.job.id, std::string(worker_id), claimed.job.attempts};
-  constexpr int first = kJobFieldCount;
-  claimed.submission = read_submission(row, first);
   claimed.submission.status = SubmissionStatus::running;
-  constexpr int extra = first + kSubmissionFieldCount;
-  row.bytes_into(extra, claimed.code);
-  claimed.problem_dir = row.text(extra + 1);
-  claimed.task_yaml = row.text(extra + 2);
-  claimed.secret_seed = row.int64(extra + 3);
   return claimed;
 }
 

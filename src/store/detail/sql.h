@@ -4,6 +4,9 @@
 // placeholders; CAST(x AS T) where PostgreSQL must be told a parameter's type.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -11,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -35,6 +39,23 @@ class SqlError : public std::runtime_error {
   Kind kind_;
 };
 
+// What `attempt` returns, tried again after an SqlError of `kind` (pausing `pause`, doubled each
+// time up to `max_pause`) until `patience` ran out; then that error is thrown.
+template <typename Attempt>
+auto retry(SqlError::Kind kind, std::chrono::milliseconds patience, std::chrono::milliseconds pause,
+           std::chrono::milliseconds max_pause, Attempt&& attempt) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (true) {
+    try {
+      return attempt();
+    } catch (const SqlError& error) {
+      if (error.kind() != kind || std::chrono::steady_clock::now() + pause > deadline) throw;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, max_pause);
+  }
+}
+
 // Bytes bound as a BLOB / bytea (text is bound as text).
 struct Bytes {
   std::string_view data;
@@ -45,13 +66,11 @@ class SqlParam {
  public:
   using Value = std::variant<std::monostate, std::int64_t, double, std::string_view, Bytes>;
   SqlParam(std::nullopt_t) {}
-  SqlParam(std::int64_t value) : value_(value) {}
-  SqlParam(int value) : value_(std::int64_t{value}) {}
-  SqlParam(bool value) : value_(std::int64_t{value}) {}
+  template <std::integral Integer>  // int, std::int64_t, bool
+  SqlParam(Integer value) : value_(std::int64_t{value}) {}
   SqlParam(double value) : value_(value) {}
-  SqlParam(std::string_view value) : value_(value) {}
-  SqlParam(const std::string& value) : value_(std::string_view(value)) {}
-  SqlParam(const char* value) : value_(std::string_view(value)) {}
+  template <std::convertible_to<std::string_view> Text>  // std::string, a literal, ...
+  SqlParam(const Text& value) : value_(std::string_view(value)) {}
   SqlParam(Bytes value) : value_(value) {}
   SqlParam(Time value) : value_(std::int64_t{value.time_since_epoch().count()}) {}
   template <typename T>
@@ -81,17 +100,70 @@ class SqlRows {
     bytes_into(column, out);
     return out;
   }
-  std::optional<std::int64_t> optional_int64(int column) const {
-    return is_null(column) ? std::nullopt : std::optional(int64(column));
-  }
-  std::optional<double> optional_real(int column) const {
-    return is_null(column) ? std::nullopt : std::optional(real(column));
-  }
-  Time time(int column) const { return Time(std::chrono::microseconds(int64(column))); }
-  std::optional<Time> optional_time(int column) const {
-    return is_null(column) ? std::nullopt : std::optional(time(column));
-  }
 };
+
+// A JobState, SubmissionStatus or Visibility from its name in the database.
+template <typename Enum>
+Enum from_text(const std::string& text) {
+  if constexpr (std::is_same_v<Enum, Visibility>) {
+    return visibility_from_string(text).value_or(Visibility::hidden);
+  } else {
+    for (const Enum state : {Enum::queued, Enum::running, Enum::done}) {
+      if (to_string(state) == text) return state;
+    }
+    return Enum::failed;
+  }
+}
+
+// Reads the current row's columns left to right, each as the type it is read into: integers,
+// flags (0/1) as bool, unix microseconds as Time, states by name, NULL as nullopt.
+class RowReader {
+ public:
+  explicit RowReader(const SqlRows& row, int first = 0) : row_(row), column_(first) {}
+  template <typename T>
+  RowReader& operator>>(std::optional<T>& out) {
+    if (!row_.is_null(column_)) return *this >> out.emplace();
+    out.reset();
+    ++column_;
+    return *this;
+  }
+  template <typename T>
+  RowReader& operator>>(T& out) {
+    const int column = column_++;
+    if constexpr (std::is_same_v<T, std::string>) {
+      out = row_.text(column);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out = row_.int64(column) != 0;
+    } else if constexpr (std::is_same_v<T, double>) {
+      out = row_.real(column);
+    } else if constexpr (std::is_same_v<T, Time>) {
+      out = Time(std::chrono::microseconds(row_.int64(column)));
+    } else if constexpr (std::is_enum_v<T>) {
+      out = from_text<T>(row_.text(column));
+    } else {
+      out = static_cast<T>(row_.int64(column));
+    }
+    return *this;
+  }
+  // A BLOB / bytea column into `out`.
+  RowReader& bytes_into(std::string& out) {
+    row_.bytes_into(column_++, out);
+    return *this;
+  }
+
+ private:
+  const SqlRows& row_;
+  int column_;
+};
+
+// A row made a value of type T: its columns, or those an operator>>(RowReader&, T&) reads.
+template <typename T>
+T read(const SqlRows& row) {
+  T value;
+  RowReader reader(row);
+  reader >> value;
+  return value;
+}
 
 enum class Access { write, snapshot };  // a read-write transaction, or one consistent read
 
@@ -139,7 +211,7 @@ class SqlConnection {
   }
   // The first row's first column as an integer; nullopt when there is no row.
   std::optional<std::int64_t> scalar(std::string_view sql, SqlParams params = {}) {
-    return first(sql, params, [](const SqlRows& row) { return row.int64(0); });
+    return first(sql, params, read<std::int64_t>);
   }
 };
 
