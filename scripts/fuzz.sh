@@ -3,7 +3,8 @@
 # SECONDS (default 60) on its seed corpus, one after the other; prints per target the executions,
 # the seconds and the crashes. Exits 1 when a target crashed or reported: the input that did it is
 # kept in build-fuzz/crashes/TARGET/ (reproduce: build-fuzz/fuzz/fuzz_TARGET FILE).
-# Inputs the fuzzer found interesting accumulate in build-fuzz/corpus/TARGET/, so runs add up.
+# Inputs the fuzzer found interesting accumulate in build-fuzz/corpus/TARGET/, so runs add up;
+# build-fuzz/runs.tsv lists every run (time, target, executions, seconds, crashes).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -72,10 +73,14 @@ for t in "${targets[@]}"; do
     ((found > 0)) || found=1
   fi
   printf '%-16s %12s %8s %8s\n' "$t" "${execs:-?}" "$elapsed" "$found"
+  # Every run appended, for adding up the time each target was fuzzed (docs/security.md).
+  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "${execs:-?}" "$elapsed" "$found" \
+    >>"$build/runs.tsv"
   if ((rc != 0)); then
     echo "fuzz: $t stopped with status $rc; the end of its log ($log):" >&2
-    grep -E -A25 '^==[0-9]+==ERROR|runtime error|uncaught|deadly signal|Test unit written' "$log" \
-      | head -60 >&2 || tail -40 "$log" >&2
+    # What went wrong, where in kj, and the input that did it.
+    grep -E 'terminate called|what\(\)|ERROR:|runtime error|uncaught| in kj::|/src/|SUMMARY|Test unit written' \
+      "$log" | head -30 >&2 || tail -40 "$log" >&2
   fi
 done
 exit "$failed"

@@ -13,7 +13,7 @@ json parse_json_body(const httplib::Request& req) {
     if (!body.is_object())
       throw ApiError(400, "invalid_json", "the request body must be a JSON object");
     return body;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw ApiError(400, "invalid_json", std::string("the request body is not JSON: ") + e.what());
   }
 }
