@@ -1,12 +1,12 @@
 // kj import kernelbot on foreign files (src/datasets, built with Arrow): what a file holds that
 // the importer cannot use is a DataError naming the file and the row, and nothing is stored.
+#include "datasets/datasets.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include "datasets/datasets.h"
 
 namespace fs = std::filesystem;
 
