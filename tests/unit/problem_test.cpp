@@ -312,3 +312,17 @@ TEST_F(ProblemDir, KernelBenchFileWithAHugeSpaceRunIsRefusedNotACrash) {
                          "def get_init_inputs():\n  return []\n");
   EXPECT_EQ(kj::problem::import_kernelbench(dir_ / "spaced.py", dir_ / "out").name, "spaced");
 }
+
+// Found by fuzzing task.yml: a source or template path longer than the system takes made
+// std::filesystem throw (File name too long) out of load() instead of a ProblemError.
+TEST_F(ProblemDir, APathTooLongForTheSystemIsAProblemError) {
+  const std::string long_name = "../" + std::string(5000, 'u') + ".py";
+  std::string yml = kValid;
+  yml.replace(yml.find("\"task.py\"}"), 9, "\"" + long_name + "\"");
+  auto e = load_error(yml);
+  EXPECT_EQ(e.field(), "files[2].source");
+  yml = kValid;
+  yml.replace(yml.find("Python: \"reference.py\""), 22, "Python: \"" + long_name + "\"");
+  e = load_error(yml);
+  EXPECT_EQ(e.field(), "templates.Python");
+}
