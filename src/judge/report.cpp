@@ -258,7 +258,11 @@ nlohmann::json to_json(const EvalResult& r) {
                              {"excerpt", f.excerpt},
                              {"reason", f.reason}});
   }
-  return out;
+  // What the submission's process printed (and a compiler's log of its code) need not be UTF-8,
+  // which JSON text must be: the worker's dump() of such a result threw, so the job was released,
+  // judged again up to its attempts and failed as internal_error. Invalid bytes become U+FFFD
+  // here, once for every field.
+  return nlohmann::json::parse(out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::string render_text(const EvalResult& r, bool verbose) {

@@ -5,6 +5,7 @@
 #include <regex>
 #include <sstream>
 
+#include "judge/detail/text.h"
 #include "judge/judge.h"
 
 namespace kj::judge {
@@ -17,6 +18,13 @@ struct Rule {
   const char* pattern;
   const char* reason;
 };
+
+// ECMAScript, matched by libstdc++'s breadth-first (Thompson) executor: its default, depth-first
+// one recurses once per character a quantifier takes, so a line of 100,000 spaces after `time`
+// overflowed the stack and took the whole process down (kj serve runs the screen in its worker).
+// The breadth-first one keeps a set of states instead: its depth is bounded by the pattern. None
+// of these patterns uses a back-reference, which it cannot match.
+constexpr auto kSyntax = std::regex::ECMAScript | std::regex_constants::__polynomial;
 
 // Each rule has a hostile case in tests/corpus (rejects) or tests/unit/judge_test.cpp, and the
 // bundled honest solutions must pass them all.
@@ -81,7 +89,7 @@ std::string strip_comment(const std::string& line) {
 std::vector<ScreenFinding> screen_python(std::string_view source) {
   static const std::vector<std::regex> patterns = [] {
     std::vector<std::regex> out;
-    for (const auto& rule : kRules) out.emplace_back(rule.pattern, std::regex::ECMAScript);
+    for (const auto& rule : kRules) out.emplace_back(rule.pattern, kSyntax);
     return out;
   }();
   std::vector<ScreenFinding> findings;
@@ -98,8 +106,8 @@ std::vector<ScreenFinding> screen_python(std::string_view source) {
       if (seen) continue;  // one finding per rule: the first line that trips it
       std::string excerpt = line.substr(
           line.find_first_not_of(" \t") == std::string::npos ? 0 : line.find_first_not_of(" \t"));
-      if (excerpt.size() > 120) excerpt = excerpt.substr(0, 120) + "…";
-      findings.push_back({kRules[r].id, kRules[r].reject, number, excerpt, kRules[r].reason});
+      findings.push_back(
+          {kRules[r].id, kRules[r].reject, number, detail::cut(excerpt, 120), kRules[r].reason});
     }
   }
   return findings;
@@ -109,13 +117,11 @@ std::optional<ScreenFinding> screen_kernel_language(std::string_view source,
                                                     std::string_view language) {
   if (language == "any") return std::nullopt;
   static const std::regex uses_reference(
-      R"(\bref_kernel\b|^\s*(from|import)\s+reference\b|['"]reference['"])",
-      std::regex::ECMAScript);
+      R"(\bref_kernel\b|^\s*(from|import)\s+reference\b|['"]reference['"])", kSyntax);
   static const std::regex triton_kernel(R"(@\s*(triton\s*\.\s*)?jit\b|\btriton\s*\.\s*jit\s*\()",
-                                        std::regex::ECMAScript);
+                                        kSyntax);
   static const std::regex cuda_kernel(
-      R"(\bload_inline\b|\bcpp_extension\b|__global__|\bRawKernel\b|\bcuda\s*\.\s*jit\b)",
-      std::regex::ECMAScript);
+      R"(\bload_inline\b|\bcpp_extension\b|__global__|\bRawKernel\b|\bcuda\s*\.\s*jit\b)", kSyntax);
   const std::regex& kernel = language == "triton" ? triton_kernel : cuda_kernel;
   const std::string rule = "kernel-language (" + std::string(language) + ")";
   bool has_kernel = false;
@@ -126,7 +132,7 @@ std::optional<ScreenFinding> screen_kernel_language(std::string_view source,
     ++number;
     const std::string code = strip_comment(line);
     if (std::regex_search(code, uses_reference)) {
-      return ScreenFinding{rule, true, number, code.substr(0, 120),
+      return ScreenFinding{rule, true, number, detail::cut(code, 120),
                            "uses the problem's reference, which a kernel_language problem forbids"};
     }
     has_kernel = has_kernel || std::regex_search(code, kernel);

@@ -1,8 +1,10 @@
 // Turning facts into a verdict. The harness reports; only this file decides.
 #include <csignal>
+#include <limits>
 #include <sstream>
 
 #include "judge/detail/not_started.h"
+#include "judge/detail/text.h"
 #include "judge/judge.h"
 
 namespace kj::judge {
@@ -28,19 +30,45 @@ std::string str(const nlohmann::json& object, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// The harness's stream is written where the submission runs, so any field may hold anything:
+// a number the judge counts with is taken only when it is a whole number that fits an int, a flag
+// only when it is a boolean; otherwise `fallback`.
+std::optional<int> integer(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    if (value > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return std::nullopt;
+    return static_cast<int>(value);
+  }
+  const auto value = it->get<std::int64_t>();
+  if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
+}
+
+int integer(const nlohmann::json& object, const char* key, int fallback) {
+  return integer(object, key).value_or(fallback);
+}
+
+bool flag(const nlohmann::json& object, const char* key, bool fallback) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
 ErrorInfo error_from(const nlohmann::json& event) {
   const nlohmann::json& error = event.contains("error") ? event["error"] : nlohmann::json();
   ErrorInfo info{str(event, "stage"), str(error, "type"), str(error, "message"),
                  str(error, "traceback"), std::nullopt};
-  if (error.is_object() && error.contains("signal") && error["signal"].is_number_integer()) {
-    info.signal = error["signal"].get<int>();
-  }
+  info.signal = integer(error, "signal");
   return info;
 }
 
 CaseResult case_from(const nlohmann::json& event) {
   CaseResult result;
-  result.index = event.value("index", 0);
+  result.index = integer(event, "index", 0);
   if (event.contains("spec") && event["spec"].is_object()) {
     result.spec = nlohmann::ordered_json::parse(event["spec"].dump());
   }
@@ -70,11 +98,11 @@ CaseResult case_from(const nlohmann::json& event) {
   result.clock = str(event, "clock");
   result.method = str(event, "method");
   result.stop_reason = str(event, "stop_reason");
-  result.batch = event.value("batch", 1);
-  result.at_launch_floor = event.value("at_launch_floor", false);
-  result.rechecked = event.value("rechecked", 0);
+  result.batch = integer(event, "batch", 1);
+  result.at_launch_floor = flag(event, "at_launch_floor", false);
+  result.rechecked = integer(event, "rechecked", 0);
   result.recheck_path = str(event, "recheck_path");
-  result.other_stream_samples = event.value("other_stream_samples", 0);
+  result.other_stream_samples = integer(event, "other_stream_samples", 0);
   if (event.contains("seconds") && event["seconds"].is_object()) {
     for (const auto& [key, value] : event["seconds"].items()) {
       if (value.is_number()) result.seconds[key] = value.get<double>();
@@ -90,9 +118,7 @@ CaseResult case_from(const nlohmann::json& event) {
 }
 
 std::string first_line(const std::string& text, std::size_t max = 300) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > max) line = line.substr(0, max) + "…";
-  return line;
+  return detail::cut(std::string_view(text).substr(0, text.find('\n')), max);
 }
 
 }  // namespace
@@ -176,16 +202,14 @@ std::string timeline_entry(const nlohmann::json& event, const std::string& name)
   for (const char* key : {"stage", "phase"}) {
     if (event.contains(key) && event[key].is_string()) what.append(" ").append(str(event, key));
   }
-  if (event.contains("index") && event["index"].is_number_integer()) {
-    what.append(" ").append(std::to_string(event["index"].get<int>()));
-  }
+  if (const auto index = integer(event, "index")) what.append(" ").append(std::to_string(*index));
   return what;
 }
 
 Comparison comparison_from(const nlohmann::json& event, const problem::Problem& problem) {
   Comparison cmp;
-  cmp.index = event.value("index", 0);
-  cmp.trial = event.value("trial", 0);
+  cmp.index = integer(event, "index", 0);
+  cmp.trial = integer(event, "trial", 0);
   if (cmp.index >= 0 && static_cast<std::size_t>(cmp.index) < problem.benchmarks.size()) {
     cmp.spec = problem.benchmarks[static_cast<std::size_t>(cmp.index)];
   }

@@ -150,16 +150,19 @@ class TaskReader {
   fs::path file_;
 };
 
-nlohmann::json to_json(const YAML::Node& node) {
+nlohmann::json to_json(const TaskReader& reader, const YAML::Node& node, const std::string& field) {
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       nlohmann::json out = nlohmann::json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = to_json(kv.second);
+      for (const auto& kv : node) {
+        const std::string key = reader.scalar(kv.first, field);
+        out[key] = to_json(reader, kv.second, field + "." + key);
+      }
       return out;
     }
     case YAML::NodeType::Sequence: {
       nlohmann::json out = nlohmann::json::array();
-      for (const auto& item : node) out.push_back(to_json(item));
+      for (const auto& item : node) out.push_back(to_json(reader, item, field));
       return out;
     }
     case YAML::NodeType::Scalar:
@@ -174,12 +177,53 @@ bool safe_file_name(const std::string& name) {
          name.find('\0') == std::string::npos;
 }
 
+// Whether `path` names a regular file; false, not an exception, for a name the system refuses
+// (too long, a loop of links): task.yml names them (found by fuzzing, fuzz/task_yml.cpp).
+bool regular_file(const fs::path& path) {
+  std::error_code ignored;
+  return fs::is_regular_file(path, ignored);
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path.string());
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or npos.
+std::size_t invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t n = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= text.size()) return i;  // cut short
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (b < low || b > high) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace
@@ -194,12 +238,26 @@ Problem load(const fs::path& dir_in) {
   if (!fs::is_directory(problem.dir)) {
     throw ProblemError(problem.dir, 0, "", "not a directory");
   }
-  if (!fs::is_regular_file(task_file)) throw ProblemError(task_file, 0, "", "missing task.yml");
+  if (!regular_file(task_file)) throw ProblemError(task_file, 0, "", "missing task.yml");
 
   TaskReader reader(task_file);
+  // YAML is Unicode text, and the strings of task.yml reach the harness as JSON.
+  std::string text;
+  try {
+    text = read_file(task_file);
+  } catch (const std::runtime_error& error) {
+    throw ProblemError(task_file, 0, "", error.what());
+  }
+  if (const auto bad = invalid_utf8(text); bad != std::string_view::npos) {
+    throw ProblemError(
+        task_file,
+        1 + static_cast<int>(
+                std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n')),
+        "", "not UTF-8 text (byte " + std::to_string(bad) + ")");
+  }
   YAML::Node root;
   try {
-    root = YAML::LoadFile(task_file.string());
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& error) {
     throw ProblemError(task_file, error.mark.line + 1, "", "YAML syntax error: " + error.msg);
   } catch (const YAML::Exception& error) {
@@ -214,7 +272,7 @@ Problem load(const fs::path& dir_in) {
       "ranked_timeout", "gpus",      "libraries",    "kernel_language",
       "cpu_benchmarks"};
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = reader.scalar(kv.first, "task.yml");
     if (!known.contains(key)) {
       problem.warnings.push_back("task.yml:" + std::to_string(kv.first.Mark().line + 1) +
                                  ": unknown field '" + key + "' ignored");
@@ -242,7 +300,7 @@ Problem load(const fs::path& dir_in) {
     if (!names.insert(file.name).second) {
       reader.fail(entry["name"], field + ".name", "file name '" + file.name + "' given twice");
     }
-    if (!file.is_submission() && !fs::is_regular_file(problem.dir / file.source)) {
+    if (!file.is_submission() && !regular_file(problem.dir / file.source)) {
       reader.fail(entry["source"], field + ".source",
                   "source file '" + file.source + "' does not exist");
     }
@@ -269,7 +327,7 @@ Problem load(const fs::path& dir_in) {
   if (root["description"]) problem.description = reader.scalar(root["description"], "description");
   if (root["config"]) {
     if (!root["config"].IsMap()) reader.fail(root["config"], "config", "expected a mapping");
-    problem.config = to_json(root["config"]);
+    problem.config = to_json(reader, root["config"], "config");
   }
   if (const YAML::Node templates = root["templates"]; templates.IsDefined()) {
     if (!templates.IsMap()) reader.fail(templates, "templates", "expected language: file");
@@ -281,7 +339,7 @@ Problem load(const fs::path& dir_in) {
         reader.fail(kv.first, "templates." + language,
                     "unknown template language (expected CUDA, Python, Triton, HIP or CuteDSL)");
       }
-      if (!fs::is_regular_file(problem.dir / path)) {
+      if (!regular_file(problem.dir / path)) {
         reader.fail(kv.second, "templates." + language, "file '" + path + "' does not exist");
       }
       problem.templates[language] = path;

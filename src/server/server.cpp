@@ -20,24 +20,21 @@
 #include "server/detail/kernelbot.h"
 #include "server/detail/openapi.h"
 #include "server/detail/pages.h"
+#include "server/detail/requests.h"
 
 namespace kj::server {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+using detail::ApiError;
+using detail::parse_json_body;
+using detail::string_field;
+using detail::SubmissionRequest;
 
 store::Time now_us() {
   return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
 }
-
-// A request refused: the HTTP status and a stable code for programs, a message for people.
-struct ApiError : std::runtime_error {
-  ApiError(int status_code, std::string error_code, const std::string& message)
-      : std::runtime_error(message), status(status_code), code(std::move(error_code)) {}
-  int status;
-  std::string code;
-};
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
@@ -104,25 +101,6 @@ std::string clean_file_name(const std::string& name) {
   }
   if (out.empty() || out.front() == '.') out = "submission.py";
   return out.substr(0, 128);
-}
-
-json parse_json_body(const httplib::Request& req) {
-  if (req.body.empty()) return json::object();
-  try {
-    json body = json::parse(req.body);
-    if (!body.is_object())
-      throw ApiError(400, "invalid_json", "the request body must be a JSON object");
-    return body;
-  } catch (const json::parse_error& e) {
-    throw ApiError(400, "invalid_json", std::string("the request body is not JSON: ") + e.what());
-  }
-}
-
-std::string string_field(const json& body, const std::string& key) {
-  const auto it = body.find(key);
-  if (it == body.end() || it->is_null()) return "";
-  if (!it->is_string()) throw ApiError(400, "invalid_field", "'" + key + "' must be a string");
-  return it->get<std::string>();
 }
 
 }  // namespace
@@ -282,40 +260,6 @@ struct Server::State {
                        "' has " + json(lb.gpu_types).dump());
   }
 
-  // What a client asked to submit, before the server's rules filled in the rest.
-  struct SubmissionRequest {
-    std::string leaderboard, gpu, mode, file_name, code;
-    bool has_code = false;
-  };
-
-  SubmissionRequest api_submission_request(const httplib::Request& req) {
-    SubmissionRequest r;
-    if (req.is_multipart_form_data()) {
-      if (req.has_file("file")) {
-        const auto file = req.get_file_value("file");
-        r.code = file.content;
-        r.file_name = file.filename;
-        r.has_code = true;
-      }
-      auto field = [&](const char* key) {
-        return req.has_file(key) ? req.get_file_value(key).content : std::string();
-      };
-      r.leaderboard = field("leaderboard");
-      r.gpu = field("gpu");
-      r.mode = field("mode");
-      if (r.file_name.empty()) r.file_name = field("file_name");
-    } else {
-      const json body = parse_json_body(req);
-      r.leaderboard = string_field(body, "leaderboard");
-      r.gpu = string_field(body, "gpu");
-      r.mode = string_field(body, "mode");
-      r.file_name = string_field(body, "file_name");
-      r.has_code = body.contains("code") && !body["code"].is_null();
-      r.code = string_field(body, "code");
-    }
-    return r;
-  }
-
   // Every rule a submission passes, whichever API it came through: size, directives, mode,
   // leaderboard, GPU type, deadline, rate limit. Creates it and queues its job, or throws ApiError
   // (a 429 sets Retry-After on res) with nothing stored.
@@ -380,7 +324,7 @@ struct Server::State {
 
   void create_submission(const httplib::Request& req, httplib::Response& res) {
     const auto user = require_user(req);
-    const auto created = accept_submission(user, api_submission_request(req), res);
+    const auto created = accept_submission(user, detail::api_submission_request(req), res);
     res.set_header("Location", "/api/submissions/" + std::to_string(created.id));
     send_json(res, 201, submission_json(created));
   }
@@ -560,48 +504,42 @@ struct Server::State {
     const auto user = bearer_user(req);
     const auto s = submission(req.matches[1]);
     check_can_read(s, user);
-    store::Id resume_job = 0;
-    std::int64_t resume_seq = 0;
-    const std::string last = req.get_header_value("Last-Event-ID");
-    if (!last.empty()) {
-      if (std::sscanf(last.c_str(), "%ld.%ld", &resume_job, &resume_seq) != 2) {
-        resume_job = 0;
-        resume_seq = 0;
-      }
-    }
+    const detail::EventPosition resume =
+        detail::parse_last_event_id(req.get_header_value("Last-Event-ID"));
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
     const store::Id submission_id = s.id;
-    res.set_chunked_content_provider("text/event-stream", [this, submission_id, resume_job,
-                                                           resume_seq](std::size_t,
-                                                                       httplib::DataSink& sink) {
-      auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
-      auto since_keepalive = std::chrono::steady_clock::now();
-      std::optional<int> last_position;
-      SubmissionFollower follower;
-      follower.progress = [&](const store::ProgressEvent& event) {
-        return write("id: " + std::to_string(event.job_id) + "." + std::to_string(event.seq) +
-                     "\nevent: progress\ndata: " + event.event_json + "\n\n");
-      };
-      follower.waiting = [&](const store::Submission&, const std::vector<store::Job>& jobs) {
-        const auto position = queue_position(jobs);
-        if (position && position != last_position) {
-          last_position = position;
-          return write("event: queue\ndata: " + json{{"position", *position}}.dump() + "\n\n");
-        }
-        if (std::chrono::steady_clock::now() - since_keepalive > std::chrono::seconds(15)) {
-          since_keepalive = std::chrono::steady_clock::now();
-          return write(": keep-alive\n\n");
-        }
-        return true;
-      };
-      follower.final = [&](const store::Submission& final_submission) {
-        write("event: result\ndata: " + submission_json(final_submission).dump() + "\n\n");
-      };
-      follow_submission(submission_id, resume_job, resume_seq, follower);
-      sink.done();
-      return true;
-    });
+    res.set_chunked_content_provider(
+        "text/event-stream", [this, submission_id, resume](std::size_t, httplib::DataSink& sink) {
+          auto write = [&](const std::string& text) {
+            return sink.write(text.data(), text.size());
+          };
+          auto since_keepalive = std::chrono::steady_clock::now();
+          std::optional<int> last_position;
+          SubmissionFollower follower;
+          follower.progress = [&](const store::ProgressEvent& event) {
+            return write("id: " + std::to_string(event.job_id) + "." + std::to_string(event.seq) +
+                         "\nevent: progress\ndata: " + event.event_json + "\n\n");
+          };
+          follower.waiting = [&](const store::Submission&, const std::vector<store::Job>& jobs) {
+            const auto position = queue_position(jobs);
+            if (position && position != last_position) {
+              last_position = position;
+              return write("event: queue\ndata: " + json{{"position", *position}}.dump() + "\n\n");
+            }
+            if (std::chrono::steady_clock::now() - since_keepalive > std::chrono::seconds(15)) {
+              since_keepalive = std::chrono::steady_clock::now();
+              return write(": keep-alive\n\n");
+            }
+            return true;
+          };
+          follower.final = [&](const store::Submission& final_submission) {
+            write("event: result\ndata: " + submission_json(final_submission).dump() + "\n\n");
+          };
+          follow_submission(submission_id, resume.job, resume.seq, follower);
+          sink.done();
+          return true;
+        });
   }
 
   // A user's submissions as a listing asks for them: ?leaderboard= and ?limit= (1-1000, 50).
@@ -644,7 +582,7 @@ struct Server::State {
     require_admin(req);
     const auto s = submission(req.matches[1]);
     const json body = parse_json_body(req);
-    const bool hacked = body.value("hacked", true);
+    const bool hacked = detail::bool_field(body, "hacked", true);
     store->set_submission_hacked(s.id, hacked);
     ++ranking_changes;
     send_json(res, 200, submission_json(*store->get_submission(s.id)));
@@ -1235,7 +1173,11 @@ std::optional<store::Time> parse_time(const std::string& text) {
   const std::chrono::year_month_day date{std::chrono::year(year),
                                          std::chrono::month(static_cast<unsigned>(month)),
                                          std::chrono::day(static_cast<unsigned>(day))};
-  if (!date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+  // %2d takes a sign: "T-1:-5:00" reads as negative fields.
+  if (!date.ok() || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 ||
+      second > 60) {
+    return std::nullopt;
+  }
   return std::chrono::sys_days(date) + std::chrono::hours(hour) + std::chrono::minutes(minute) +
          std::chrono::seconds(second);
 }

@@ -404,3 +404,85 @@ TEST(NotStarted, EveryRefusalCarriesTheRequestAndTheDevice) {
     EXPECT_TRUE(out["benchmarks"].empty());
   }
 }
+
+// Found by fuzzing the harness protocol (fuzz/harness_events.cpp): the harness shares its sandbox
+// with the submission, so its stdout and stderr hold whatever bytes the submission printed. They
+// went into the result's JSON as they were, and the worker's dump() of it threw on the first byte
+// that was not UTF-8: the job was released and judged again until it failed as internal_error.
+TEST(Report, OutputThatIsNotUtf8IsStoredWithReplacementCharacters) {
+  auto o = clean_exit();
+  o.stdout_data = "ok \xff\xfe done";
+  o.stderr_data = "caf\xe9\n";
+  const auto r =
+      kj::judge::decide(o, events({kStart, kPass0, kPass1, kDone}), Mode::test, two_tests());
+  EXPECT_EQ(r.verdict, Verdict::accepted);
+  const json out = kj::judge::to_json(r);
+  std::string text;
+  ASSERT_NO_THROW(text = out.dump());
+  EXPECT_EQ(out["stdout"], "ok \xef\xbf\xbd\xef\xbf\xbd done");
+  EXPECT_EQ(out["stderr"], "caf\xef\xbf\xbd\n");
+}
+
+// A reason quotes at most 300 bytes of the harness's message: the cut fell inside a character.
+TEST(Report, ACutMessageStaysUtf8) {
+  const std::string message = std::string(299, 'x') + "é and more";
+  const std::string line =
+      R"({"event":"test","index":0,"status":"fail","message":")" + message + R"("})";
+  const auto r = kj::judge::decide(clean_exit(), events({kStart, line.c_str(), kDone}), Mode::test,
+                                   two_tests());
+  EXPECT_EQ(r.verdict, Verdict::wrong_answer);
+  EXPECT_NE(r.reason.find(std::string(299, 'x') + "…"), std::string::npos) << r.reason;
+  EXPECT_NO_THROW(json(r.reason).dump());
+}
+
+// Fields the judge counts with, of the wrong type or out of range: the stream is the harness's,
+// but the submission runs beside it. A string index threw json's type_error out of decide(); an
+// index of 1e300 was converted to int (undefined behaviour, reported by UBSan).
+TEST(Verdict, MistypedFieldsOfTheHarnessAreIgnoredNotThrown) {
+  for (
+      const char* test :
+      {R"({"event":"test","index":"1","status":"pass","batch":"x","rechecked":[1]})",
+       R"({"event":"test","index":1e300,"status":"pass","at_launch_floor":"yes"})",
+       R"({"event":"test","index":99999999999,"status":"pass"})",
+       R"({"event":"test","index":-99999999999,"status":"pass","t_s":1})",
+       R"({"event":"error","stage":"run","error":{"type":"X","message":"m","signal":1e99}})",
+       R"({"event":"compare","index":"0","trial":4294967296,"samples_a_ns":[1],"samples_b_ns":[2]})"}) {
+    SCOPED_TRACE(test);
+    for (const Mode mode : {Mode::test, Mode::compare}) {
+      kj::judge::EvalResult r;
+      ASSERT_NO_THROW(
+          r = kj::judge::decide(clean_exit(), events({kStart, test, kDone}), mode, two_tests()));
+      for (const auto& c : r.tests) EXPECT_EQ(c.index, 0);
+      if (r.error) {
+        EXPECT_FALSE(r.error->signal);
+      }
+    }
+  }
+}
+
+// Found by fuzzing submissions (fuzz/submission.cpp): the screen's excerpt of a line is cut at
+// 120 bytes, inside a character when one straddled the cut, and the result could not be stored.
+TEST(Screen, ExcerptIsCutBetweenCharacters) {
+  const std::string line = "x = id(y)  # " + std::string(106, 'a') + "éé\n";
+  const auto findings = kj::judge::screen_python(line);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "pointer-or-identity-keys");
+  EXPECT_EQ(findings[0].excerpt, line.substr(0, 119) + "…");
+  kj::judge::EvalResult r;
+  r.screen = findings;
+  EXPECT_NO_THROW(kj::judge::to_json(r).dump());
+}
+
+// libstdc++'s default regex executor recursed once per character a quantifier took: a line of
+// 100,000 spaces after `time` overflowed the stack of the process running the screen (kj serve's
+// worker). The screen still sees the patch.
+TEST(Screen, AHugeSpaceRunIsScreenedNotACrash) {
+  const std::string source = "import time\ntime" + std::string(100000, ' ') + ".perf_counter = f\n";
+  const auto findings = kj::judge::screen_python(source);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].rule, "timer-patch");
+  EXPECT_TRUE(findings[0].reject);
+  EXPECT_TRUE(kj::judge::screen_kernel_language(
+                  "def f():\n  @" + std::string(100000, ' ') + "triton.jit\n", "triton") ==
+              std::nullopt);
+}

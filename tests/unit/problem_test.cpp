@@ -276,3 +276,53 @@ TEST_F(ProblemDir, CpuBenchmarksAreReadLikeBenchmarks) {
   const auto alone = load_error(without + "cpu_benchmarks:\n  - {\"size\": 64, \"seed\": 7}\n");
   EXPECT_EQ(alone.field(), "cpu_benchmarks");
 }
+
+// Found by fuzzing task.yml (fuzz/task_yml.cpp): a mapping key that is not a string, at the top
+// level (a `? [...]` complex key) or inside config, threw yaml-cpp's TypedBadConversion out of
+// load() instead of a ProblemError, which `kj serve` and the API catch.
+TEST_F(ProblemDir, AKeyThatIsNotAStringIsAProblemError) {
+  auto e = load_error(std::string(kValid) + "? - {\"m\": 32, \"n\": 8192}\n: 1\n");
+  EXPECT_EQ(e.line(), 18);
+  e = load_error(std::string(kValid) + "config:\n  ? [a, b]\n  : 1\n");
+  EXPECT_EQ(e.field(), "config");
+}
+
+// task.yml is text: bytes that are not UTF-8 would reach the harness's job as JSON, which cannot
+// hold them.
+TEST_F(ProblemDir, TaskYmlThatIsNotUtf8IsAProblemError) {
+  const auto e = load_error(std::string(kValid) + "# caf\xe9\n");
+  EXPECT_EQ(e.line(), 18);
+  EXPECT_NE(std::string(e.what()).find("UTF-8"), std::string::npos) << e.what();
+  for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    load_error(std::string(kValid) + "# " + bad + "\n");
+  }
+  std::string yml = kValid;
+  yml.replace(yml.find("Add two vectors."), 16, "naïve — 🚀");
+  write("task.yml", yml);
+  EXPECT_EQ(kj::problem::load(dir_).description, "naïve — 🚀\n");
+}
+
+// libstdc++'s default regex executor recursed once per character a quantifier took: `class`
+// followed by 100,000 spaces overflowed the stack of whoever imported the file.
+TEST_F(ProblemDir, KernelBenchFileWithAHugeSpaceRunIsRefusedNotACrash) {
+  write("model.py", "class" + std::string(100000, ' ') + "Model(nn.Module):\n");
+  EXPECT_THROW(kj::problem::import_kernelbench(dir_ / "model.py", dir_ / "out"), ProblemError);
+  write("spaced.py", "class" + std::string(100000, ' ') +
+                         "Model:\n  pass\ndef get_inputs():\n  return []\n"
+                         "def get_init_inputs():\n  return []\n");
+  EXPECT_EQ(kj::problem::import_kernelbench(dir_ / "spaced.py", dir_ / "out").name, "spaced");
+}
+
+// Found by fuzzing task.yml: a source or template path longer than the system takes made
+// std::filesystem throw (File name too long) out of load() instead of a ProblemError.
+TEST_F(ProblemDir, APathTooLongForTheSystemIsAProblemError) {
+  const std::string long_name = "../" + std::string(5000, 'u') + ".py";
+  std::string yml = kValid;
+  yml.replace(yml.find("\"task.py\"}"), 9, "\"" + long_name + "\"");
+  auto e = load_error(yml);
+  EXPECT_EQ(e.field(), "files[2].source");
+  yml = kValid;
+  yml.replace(yml.find("Python: \"reference.py\""), 22, "Python: \"" + long_name + "\"");
+  e = load_error(yml);
+  EXPECT_EQ(e.field(), "templates.Python");
+}

@@ -616,7 +616,10 @@ TEST_P(StoreTest, RunFilesAreKeptWithTheRunAndGoWithTheSubmission) {
   auto claimed = store_->claim_next_job("worker-1", kH200, 60s);
   ASSERT_TRUE(claimed.has_value());
   auto outcome = accepted_outcome(1.0, now());
-  const std::string report("NCU\0report\xff\x00 bytes", 20);
+  // 18 bytes with two NULs (the literal's own terminator not among them: a length of 20 read past
+  // it, which ASan reported).
+  constexpr char kReport[] = "NCU\0report\xff\x00 bytes";
+  const std::string report(kReport, sizeof kReport - 1);
   outcome.runs[0].files = {{"profile.ncu-rep", report}};
   auto broken = outcome;
   broken.runs.push_back(broken.runs[0]);

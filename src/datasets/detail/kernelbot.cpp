@@ -761,6 +761,21 @@ void read_run_layout(const detail::ColumnReader& c,
     } catch (const nlohmann::json::exception&) {
       throw DataError(c.file() + ": row " + std::to_string(i) + ": run_meta is not JSON");
     }
+    // Its keys are read with value(), which throws json's type_error for another type: checked
+    // here, so that a foreign file is a DataError: a run_meta of [1] threw out of kj import.
+    if (!meta_json.is_object()) {
+      throw DataError(c.file() + ": row " + std::to_string(i) + ": run_meta is not a JSON object");
+    }
+    for (const char* key : {"runner", "submission_mode", "verdict"}) {
+      if (meta_json.contains(key) && !meta_json[key].is_string()) {
+        throw DataError(c.file() + ": row " + std::to_string(i) + ": run_meta's " + key +
+                        " is not a string");
+      }
+    }
+    if (meta_json.contains("hacked") && !meta_json["hacked"].is_boolean()) {
+      throw DataError(c.file() + ": row " + std::to_string(i) +
+                      ": run_meta's hacked is not a boolean");
+    }
     for (auto* column : {&result, &compilation, &system}) {
       const auto text = detail::string_at(**column, i);
       if (!text.empty() && !nlohmann::json::accept(text)) {

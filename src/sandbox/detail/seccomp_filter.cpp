@@ -103,13 +103,15 @@ bool build_seccomp_filter(std::vector<sock_filter>& program, std::string& error)
     if (!add(SCMP_ACT_KILL_PROCESS, name, 0, nullptr)) return false;
   for (const char* name : kEnosys)
     if (!add(SCMP_ACT_ERRNO(ENOSYS), name, 0, nullptr)) return false;
+  // Comparisons written out as {argument, op, a, b}, what SCMP_A0(op, a, b) expands to: the macros
+  // are C compound literals, which clang refuses in C++ under -Wpedantic (the fuzz build).
   for (unsigned long flag : kNamespaceFlags) {
-    const scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag);
+    const scmp_arg_cmp cmp{0, SCMP_CMP_MASKED_EQ, flag, flag};
     if (!add(SCMP_ACT_KILL_PROCESS, "clone", 1, &cmp)) return false;
   }
   // Setting another process's limits (pid != 0, new limit given): the harness runs as the same
   // user, and shrinking its limits would make the trusted side fail. Reading them is harmless.
-  const scmp_arg_cmp other_process[] = {SCMP_A0(SCMP_CMP_NE, 0), SCMP_A2(SCMP_CMP_NE, 0)};
+  const scmp_arg_cmp other_process[] = {{0, SCMP_CMP_NE, 0, 0}, {2, SCMP_CMP_NE, 0, 0}};
   if (!add(SCMP_ACT_KILL_PROCESS, "prlimit64", 2, other_process)) return false;
 
   UniqueFd memfd(::memfd_create("kj-seccomp", MFD_CLOEXEC));

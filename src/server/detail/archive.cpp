@@ -68,7 +68,10 @@ std::string base64(std::string_view bytes) {
 std::string stored_zip(const std::vector<std::pair<std::string, std::string>>& files) {
   constexpr std::uint32_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, the format's epoch
   std::string archive, directory;
-  for (const auto& [name, content] : files) {
+  for (const auto& file : files) {
+    // Named, not bound: a lambda below uses them (clang before 16 cannot capture a binding).
+    const std::string& name = file.first;
+    const std::string& content = file.second;
     if (content.size() >= 0xFFFFFFFFu || archive.size() >= 0xFFFFFFFFu) {
       throw std::length_error("a zip without ZIP64 holds files and archives under 4 GiB");
     }
