@@ -634,7 +634,7 @@ TEST_P(StoreTest, RunFilesAreKeptWithTheRunAndGoWithTheSubmission) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].run_id, runs[0].id);
   EXPECT_EQ(files[0].name, "profile.ncu-rep");
-  EXPECT_EQ(files[0].bytes, 20);
+  EXPECT_EQ(files[0].bytes, 18);
   EXPECT_EQ(store_->run_file(runs[0].id, "profile.ncu-rep"), report);
   EXPECT_EQ(store_->run_file(runs[0].id, "other"), std::nullopt);
   EXPECT_TRUE(store_->delete_submission(submission.id));
