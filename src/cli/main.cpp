@@ -28,14 +28,36 @@ constexpr int kExitRejected = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
 
+// --max-repeats and --max-time: timing caps over the device's defaults
+// (kj::judge::default_timing: short on a CPU), the same for every command that times.
+struct TimingCaps {
+  std::optional<int> max_samples;
+  std::optional<double> max_time_s;
+
+  void add_to(CLI::App* app, const std::string& per = "case") {
+    app->add_option("--max-repeats", max_samples,
+                    "timing: most samples per " + per + " (default 1000 on a GPU, 100 on a CPU)")
+        ->check(CLI::PositiveNumber);
+    app->add_option(
+           "--max-time", max_time_s,
+           "timing: most seconds of sampling per " + per + " (default 15 on a GPU, 1 on a CPU)")
+        ->check(CLI::PositiveNumber);
+  }
+  // `settings` with the caps given on the command line written over it.
+  nlohmann::json over(nlohmann::json settings) const {
+    if (max_samples) settings["max_samples"] = *max_samples;
+    if (max_time_s) settings["max_seconds"] = *max_time_s;
+    return settings;
+  }
+};
+
 struct EnvOptions {
   std::string device = "cpu";
   std::string python;
   std::string harness;
   double timeout_s = 0;
   std::uint64_t memory_mib = 8192;
-  std::optional<int> max_samples;    // default: kj::judge::default_timing(device)
-  std::optional<double> max_time_s;  // default: kj::judge::default_timing(device)
+  TimingCaps caps;
   int only_case = -1;
   bool no_reference = false;
   bool no_screen = false;
@@ -49,12 +71,7 @@ struct EnvOptions {
     app->add_option("--harness", harness, "folder holding kj_harness (default: found beside kj)");
     app->add_option("--timeout", timeout_s, "wall-clock limit in seconds (default: task.yml's)");
     app->add_option("--memory-limit", memory_mib, "host memory cap in MiB")->capture_default_str();
-    app->add_option("--max-repeats", max_samples,
-                    "timing: most samples per benchmark case (default 1000 on a GPU, 100 on a CPU)")
-        ->check(CLI::PositiveNumber);
-    app->add_option("--max-time", max_time_s,
-                    "timing: most seconds of sampling per case (default 15 on a GPU, 1 on a CPU)")
-        ->check(CLI::PositiveNumber);
+    caps.add_to(app);
     app->add_option("--case", only_case, "time only benchmark number N (0-based)");
     app->add_flag("--no-reference", no_reference, "do not time the reference beside it");
     app->add_flag("--no-screen", no_screen, "skip the static screen (runtime defences stay)");
@@ -102,12 +119,7 @@ struct EnvOptions {
   }
 
   // The device's default caps (short on a CPU), with --max-repeats and --max-time over them.
-  nlohmann::json timing() const {
-    nlohmann::json settings = kj::judge::default_timing(device);
-    if (max_samples) settings["max_samples"] = *max_samples;
-    if (max_time_s) settings["max_seconds"] = *max_time_s;
-    return settings;
-  }
+  nlohmann::json timing() const { return caps.over(kj::judge::default_timing(device)); }
 
   // The problem as this device runs it (a CPU: its cpu_benchmarks), with only the benchmark
   // `--case` asks for.
@@ -398,8 +410,7 @@ struct DatasetCommands {
   std::string leaderboard, gpu, user, plot, python, harness;
   int n = 10;
   bool json = false;
-  std::optional<double> max_time_s;  // rejudge timing caps; default: kj::judge::default_timing
-  std::optional<int> max_samples;
+  TimingCaps caps;  // rejudge's
 
   explicit DatasetCommands(CLI::App& app) {
     auto* stats = app.add_subcommand("stats", "analysis of the store's submissions");
@@ -424,14 +435,7 @@ struct DatasetCommands {
     rejudge->add_option("--top", n, "users")->capture_default_str()->check(CLI::PositiveNumber);
     rejudge->add_option("--python", python, "harness interpreter (default $KJ_PYTHON)");
     rejudge->add_option("--harness", harness, "folder holding kj_harness");
-    rejudge
-        ->add_option("--max-time", max_time_s,
-                     "timing: most seconds of sampling per case (default 15 on a GPU, 1 on a CPU)")
-        ->check(CLI::PositiveNumber);
-    rejudge
-        ->add_option("--max-repeats", max_samples,
-                     "timing: most samples per case (default 1000 on a GPU, 100 on a CPU)")
-        ->check(CLI::PositiveNumber);
+    caps.add_to(rejudge);
     rejudge->add_flag("--json", json);
     app.add_subcommand("export", "write kernelbot-data or boostrap parquet (kj export --help)")
         ->allow_extras();
@@ -472,8 +476,7 @@ struct DatasetCommands {
     options.gpu_types = {gpus.empty() ? "cpu" : gpus.front().gpu_type};
     if (!python.empty()) options.python = python;
     if (!harness.empty()) options.harness_dir = harness;
-    if (max_samples) options.timing["max_samples"] = *max_samples;
-    if (max_time_s) options.timing["max_seconds"] = *max_time_s;
+    options.timing = caps.over(options.timing);
     const auto queued = kj::data::queue_rejudge(*store, leaderboard, n, options.gpu_types.front());
     std::cerr << "rejudging " << queued.size() << " submissions on " << options.device << "\n";
     kj::worker::Worker worker(db, options, nullptr);
@@ -552,10 +555,7 @@ struct BootstrapCommand {
     app->add_option("--harness", env.harness, "folder holding kj_harness");
     app->add_option("--memory-limit", env.memory_mib, "host memory cap in MiB")
         ->capture_default_str();
-    app->add_option("--max-repeats", env.max_samples,
-                    "timing: most samples per row (default 1000 on a GPU, 100 on a CPU)");
-    app->add_option("--max-time", env.max_time_s,
-                    "timing: most seconds of sampling per row (default 15 on a GPU, 1 on a CPU)");
+    env.caps.add_to(app, "row");
   }
 
   int run() {
@@ -673,8 +673,7 @@ int main(int argc, char** argv) {
       "serve", "run the judge server: REST API, one worker per GPU (or one CPU worker)");
   kj::server::ServeOptions serve_options;
   std::string serve_db = "sqlite:kj.db", serve_python, serve_harness;
-  std::optional<double> serve_max_time;  // default: kj::judge::default_timing(each device)
-  std::optional<int> serve_max_repeats;
+  TimingCaps serve_caps;  // over each device's defaults
   bool serve_no_gpu = false;
   serve->add_option("--db", serve_db, "store URL: sqlite:PATH or postgres://USER@HOST/DB")
       ->capture_default_str();
@@ -704,14 +703,7 @@ int main(int argc, char** argv) {
   serve->add_option("--max-source-bytes", serve_options.api.max_source_bytes)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  serve
-      ->add_option("--max-time", serve_max_time,
-                   "timing: most seconds of sampling per case (default 15 on a GPU, 1 on a CPU)")
-      ->check(CLI::PositiveNumber);
-  serve
-      ->add_option("--max-repeats", serve_max_repeats,
-                   "timing: most samples per case (default 1000 on a GPU, 100 on a CPU)")
-      ->check(CLI::PositiveNumber);
+  serve_caps.add_to(serve);
 
   auto* worker = app.add_subcommand(
       "worker", "judge jobs from a shared store on this host: one worker per GPU (docs/deploy.md)");
@@ -850,9 +842,7 @@ int main(int argc, char** argv) {
       serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
-      serve_options.worker.timing = nlohmann::json::object();  // over the device's defaults
-      if (serve_max_repeats) serve_options.worker.timing["max_samples"] = *serve_max_repeats;
-      if (serve_max_time) serve_options.worker.timing["max_seconds"] = *serve_max_time;
+      serve_options.worker.timing = serve_caps.over(nlohmann::json::object());  // over defaults
       // Fail at start, not on the first job, when the harness cannot be found.
       kj::judge::discover_environment(serve_options.worker.python, serve_options.worker.harness_dir,
                                       "cpu");
