@@ -17,5 +17,9 @@ export KJ_PYTHON="${KJ_PYTHON:-$(cat "$root/build/harness-python")}"
 # Every report is fatal (-fno-sanitize-recover=all); leaks are reported at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# The PostgreSQL store tests against a throwaway cluster, as in test.sh (stopped even on failure).
+pg_dir="$(mktemp -u "${TMPDIR:-/tmp}/kj-asan-postgres.XXXXXX")"
+trap '"$root/scripts/test_postgres.sh" stop "$pg_dir"' EXIT
+export KJ_TEST_POSTGRES_URL="$("$root/scripts/test_postgres.sh" start "$pg_dir")"
 cd "$root/build-asan"
 ctest -L unit --output-on-failure "$@"

@@ -165,7 +165,8 @@ class PostgresConnection final : public SqlConnection {
     return std::make_unique<PgRows>(run(sql, params));
   }
   int exec(std::string_view sql, SqlParams params = {}) override {
-    const char* count = libpq().cmd_tuples(run(sql, params).get());
+    const auto result = run(sql, params);  // the count is text inside it: kept until read
+    const char* count = libpq().cmd_tuples(result.get());
     return count != nullptr && *count ? std::atoi(count) : 0;
   }
   std::int64_t insert(std::string_view sql, SqlParams params) override {
