@@ -118,12 +118,14 @@ def main():
 
         servers = []
         for i in range(args.servers):
-            port = 20000 + rng.randrange(30000)
+            # Port 0: the server binds a free port and names it (a port picked here could be
+            # taken by a test running beside this one before the server binds it).
             p = Process(f"server{i}", [args.kj, "serve", "--db", db, "--problems", problems,
-                                       "--port", str(port), "--no-workers", "--python", python,
+                                       "--port", "0", "--no-workers", "--python", python,
                                        "--harness", harness], env, logs)
-            wait_for_line(p.log_path, "listening on")
-            servers.append((p, f"http://127.0.0.1:{port}"))
+            url = wait_for_line(p.log_path, "listening on").split("listening on ")[1].split()[0]
+            p.argv[p.argv.index("--port") + 1] = url.rsplit(":", 1)[1]  # restarts bind it again
+            servers.append((p, url))
         token = wait_for_line(servers[0][0].log_path, "admin token").split()[-1]
         workers = []
         for i in range(args.workers):
