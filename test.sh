@@ -5,11 +5,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 export KJ_PYTHON="${KJ_PYTHON:-$(cat "$root/build/harness-python")}"
-# A throwaway PostgreSQL cluster on loopback for the PostgreSQL tests, stopped even on failure.
-pg_dir="$(mktemp -u "${TMPDIR:-/tmp}/kj-test-postgres.XXXXXX")"
-trap '"$root/scripts/test_postgres.sh" stop "$pg_dir"' EXIT
-export KJ_TEST_POSTGRES_URL="$("$root/scripts/test_postgres.sh" start "$pg_dir")"
 cd "$root/build"
 # Tests run side by side, one per core (CTEST_PARALLEL_LEVEL overrides); a test that needs the
-# machine to itself is RUN_SERIAL, and the longest start first (COST), in CMakeLists.txt.
-ctest --output-on-failure --parallel "${CTEST_PARALLEL_LEVEL:-$(nproc)}" "$@"
+# machine to itself is RUN_SERIAL, and the longest start first (COST), in CMakeLists.txt. The
+# PostgreSQL tests get a throwaway cluster on loopback.
+exec "$root/scripts/test_postgres.sh" with \
+  ctest --output-on-failure --parallel "${CTEST_PARALLEL_LEVEL:-$(nproc)}" "$@"

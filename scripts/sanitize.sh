@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Builds the unit suites with AddressSanitizer and UndefinedBehaviorSanitizer (the `asan` preset,
-# in build-asan/) and runs them (ctest -L unit): a sanitizer report fails its test. The
-# end-to-end tests are not run here (./test.sh runs them on the normal build).
-# Usage: scripts/sanitize.sh [ctest arguments...]
+# in build-asan/) and runs them (ctest -L unit): a sanitizer report fails its test.
+# With --all, kj is built the same way and every test runs, the end-to-end ones included (they
+# drive the sanitized kj; ./test.sh runs them on the normal build).
+# Usage: scripts/sanitize.sh [--all] [ctest arguments...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+all=0
+if [ "${1:-}" = --all ]; then
+  all=1
+  shift
+fi
 "$root/scripts/setup.sh"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
@@ -12,14 +18,16 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 units=(problem_test sandbox_test judge_test bench_test store_test worker_test server_test)
 # datasets_test exists where Arrow was found (the harness venv's pyarrow).
 cmake --build "$root/build-asan" --target help | grep -q datasets_test && units+=(datasets_test)
+selection=(-L unit)
+if ((all)); then
+  units+=(kj)
+  selection=(--parallel "${CTEST_PARALLEL_LEVEL:-$(nproc)}")
+fi
 cmake --build "$root/build-asan" -j"$(nproc)" --target "${units[@]}"
 export KJ_PYTHON="${KJ_PYTHON:-$(cat "$root/build/harness-python")}"
 # Every report is fatal (-fno-sanitize-recover=all); leaks are reported at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-# The PostgreSQL store tests against a throwaway cluster, as in test.sh (stopped even on failure).
-pg_dir="$(mktemp -u "${TMPDIR:-/tmp}/kj-asan-postgres.XXXXXX")"
-trap '"$root/scripts/test_postgres.sh" stop "$pg_dir"' EXIT
-export KJ_TEST_POSTGRES_URL="$("$root/scripts/test_postgres.sh" start "$pg_dir")"
+# The PostgreSQL tests against a throwaway cluster, as in test.sh.
 cd "$root/build-asan"
-ctest -L unit --output-on-failure "$@"
+exec "$root/scripts/test_postgres.sh" with ctest "${selection[@]}" --output-on-failure "$@"

@@ -4,11 +4,26 @@
 #                                        (postgres://kj@127.0.0.1:PORT, trust auth, loopback only)
 #   scripts/test_postgres.sh stop DIR    stop it and delete DIR
 #   scripts/test_postgres.sh restart DIR stop and start it again on the same port (fault tests)
+#   scripts/test_postgres.sh with CMD... run CMD with $KJ_TEST_POSTGRES_URL naming a cluster started
+#                                        for it in a temporary directory, stopped and deleted
+#                                        afterwards (also when CMD fails); exits with CMD's status
 # PostgreSQL refuses to run as root: as root the cluster runs as the `postgres` system user
 # (created by the package) or `nobody`.
 set -euo pipefail
-command="${1:?usage: test_postgres.sh start|stop|restart DIR}"
-dir="${2:?usage: test_postgres.sh start|stop|restart DIR}"
+usage="usage: test_postgres.sh start|stop|restart DIR, or test_postgres.sh with CMD..."
+command="${1:?$usage}"
+if [ "$command" = with ]; then
+  shift
+  (($#)) || { echo "$usage" >&2; exit 2; }
+  self="$(realpath "${BASH_SOURCE[0]}")"
+  dir="$(mktemp -u "${TMPDIR:-/tmp}/kj-test-postgres.XXXXXX")"
+  trap '"$self" stop "$dir"' EXIT
+  KJ_TEST_POSTGRES_URL="$("$self" start "$dir")"
+  export KJ_TEST_POSTGRES_URL
+  "$@"
+  exit
+fi
+dir="${2:?$usage}"
 
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
 [ -x "$bin/pg_ctl" ] || { echo "test_postgres: no PostgreSQL server (apt-get install postgresql)" >&2; exit 1; }
