@@ -22,6 +22,7 @@
 
 #include "bootstrap/detail/scratch.h"
 #include "datasets/datasets.h"
+#include "problem/linear_regex.h"
 #include "problem/problem.h"
 
 namespace kj::bootstrap {
@@ -90,7 +91,7 @@ CorpusRow row_from_json(const json& object, const std::string& origin) {
     row.parse_error = "no pt_code (a non-empty string) in the row";
   } else if (row.entrypoint.empty()) {
     row.parse_error = "no entrypoint or pt_entrypoint (a non-empty string) in the row";
-  } else if (!std::regex_match(row.entrypoint, std::regex(R"([A-Za-z_]\w*)"))) {
+  } else if (!std::regex_match(row.entrypoint, std::regex(R"([A-Za-z_]\w*)", kLinearRegex))) {
     row.parse_error = "entrypoint " + row.entrypoint + " is not a Python name";
   }
   if (row.row_id.empty()) {
@@ -131,8 +132,8 @@ std::vector<CorpusRow> load_kernelbench_dir(const fs::path& dir) {
     if (entry.is_regular_file() && entry.path().extension() == ".py") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  static const std::regex model_class(R"((^|\n)class\s+Model\b)");
-  static const std::regex get_inputs(R"((^|\n)def\s+get_inputs\s*\()");
+  static const std::regex model_class(R"((^|\n)class\s+Model\b)", kLinearRegex);
+  static const std::regex get_inputs(R"((^|\n)def\s+get_inputs\s*\()", kLinearRegex);
   std::vector<CorpusRow> rows;
   for (const auto& file : files) {
     CorpusRow row;
@@ -303,7 +304,7 @@ std::string describe_failure(const judge::EvalResult& result) {
 }
 
 double max_error_of(const judge::EvalResult& result) {
-  static const std::regex pattern(R"(max_abs_error=([-+0-9.eEinfa]+))");
+  static const std::regex pattern(R"(max_abs_error=([-+0-9.eEinfa]+))", kLinearRegex);
   double worst = 0;
   for (const auto& test : result.tests) {
     std::smatch match;

@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/detail/scratch.h"
+#include "problem/linear_regex.h"
 
 extern char** environ;
 
@@ -232,7 +233,7 @@ class CommandTranslator final : public Translator {
 };
 
 bool defines(const std::string& code, std::string_view name) {
-  const std::regex pattern("(^|\\n)(def|class)\\s+" + std::string(name) + "\\b");
+  const std::regex pattern("(^|\\n)(def|class)\\s+" + std::string(name) + "\\b", kLinearRegex);
   return std::regex_search(code, pattern);
 }
 
@@ -250,7 +251,9 @@ std::unique_ptr<Translator> make_command_translator(std::string command,
 std::optional<Translation> extract_translation(std::string_view reply, std::string_view expected) {
   const std::string text(reply);
   std::vector<std::string> blocks;
-  static const std::regex fence(R"(```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n([\s\S]*?)```)");
+  // A model's reply is untrusted text: a code block of 100,000 characters overflowed the stack
+  // of libstdc++'s default executor (`[\s\S]*?` recursed per character).
+  static const std::regex fence(R"(```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n([\s\S]*?)```)", kLinearRegex);
   for (auto it = std::sregex_iterator(text.begin(), text.end(), fence);
        it != std::sregex_iterator(); ++it) {
     const std::string language = (*it)[1].str();
@@ -278,7 +281,8 @@ std::optional<Translation> extract_translation(std::string_view reply, std::stri
     return translation;
   }
   // The last top-level def/class that is not a @triton.jit kernel.
-  static const std::regex top_level(R"((^|\n)((?:@[^\n]*\n)*)(def|class)\s+([A-Za-z_]\w*))");
+  static const std::regex top_level(R"((^|\n)((?:@[^\n]*\n)*)(def|class)\s+([A-Za-z_]\w*))",
+                                    kLinearRegex);
   for (auto it = std::sregex_iterator(code.begin(), code.end(), top_level);
        it != std::sregex_iterator(); ++it) {
     if ((*it)[2].str().find("triton.jit") != std::string::npos) continue;

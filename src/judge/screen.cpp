@@ -7,6 +7,7 @@
 
 #include "judge/detail/text.h"
 #include "judge/judge.h"
+#include "problem/linear_regex.h"
 
 namespace kj::judge {
 
@@ -18,13 +19,6 @@ struct Rule {
   const char* pattern;
   const char* reason;
 };
-
-// ECMAScript, matched by libstdc++'s breadth-first (Thompson) executor: its default, depth-first
-// one recurses once per character a quantifier takes, so a line of 100,000 spaces after `time`
-// overflowed the stack and took the whole process down (kj serve runs the screen in its worker).
-// The breadth-first one keeps a set of states instead: its depth is bounded by the pattern. None
-// of these patterns uses a back-reference, which it cannot match.
-constexpr auto kSyntax = std::regex::ECMAScript | std::regex_constants::__polynomial;
 
 // Each rule has a hostile case in tests/corpus (rejects) or tests/unit/judge_test.cpp, and the
 // bundled honest solutions must pass them all.
@@ -89,7 +83,7 @@ std::string strip_comment(const std::string& line) {
 std::vector<ScreenFinding> screen_python(std::string_view source) {
   static const std::vector<std::regex> patterns = [] {
     std::vector<std::regex> out;
-    for (const auto& rule : kRules) out.emplace_back(rule.pattern, kSyntax);
+    for (const auto& rule : kRules) out.emplace_back(rule.pattern, kLinearRegex);
     return out;
   }();
   std::vector<ScreenFinding> findings;
@@ -117,11 +111,12 @@ std::optional<ScreenFinding> screen_kernel_language(std::string_view source,
                                                     std::string_view language) {
   if (language == "any") return std::nullopt;
   static const std::regex uses_reference(
-      R"(\bref_kernel\b|^\s*(from|import)\s+reference\b|['"]reference['"])", kSyntax);
+      R"(\bref_kernel\b|^\s*(from|import)\s+reference\b|['"]reference['"])", kLinearRegex);
   static const std::regex triton_kernel(R"(@\s*(triton\s*\.\s*)?jit\b|\btriton\s*\.\s*jit\s*\()",
-                                        kSyntax);
+                                        kLinearRegex);
   static const std::regex cuda_kernel(
-      R"(\bload_inline\b|\bcpp_extension\b|__global__|\bRawKernel\b|\bcuda\s*\.\s*jit\b)", kSyntax);
+      R"(\bload_inline\b|\bcpp_extension\b|__global__|\bRawKernel\b|\bcuda\s*\.\s*jit\b)",
+      kLinearRegex);
   const std::regex& kernel = language == "triton" ? triton_kernel : cuda_kernel;
   const std::string rule = "kernel-language (" + std::string(language) + ")";
   bool has_kernel = false;

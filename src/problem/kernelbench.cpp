@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "problem/linear_regex.h"
 #include "problem/problem.h"
 
 namespace kj::problem {
@@ -138,10 +139,8 @@ KernelBenchProblem import_kernelbench(const fs::path& file, const fs::path& out_
        {std::pair<const char*, const char*>{R"(^class\s+Model\s*[\(:])", "class Model"},
         {R"(^def\s+get_inputs\s*\()", "def get_inputs()"},
         {R"(^def\s+get_init_inputs\s*\()", "def get_init_inputs()"}}) {
-    // The breadth-first executor (__polynomial): libstdc++'s default one recurses per character
-    // a quantifier takes, and `class` followed by 100,000 spaces overflowed the stack.
-    constexpr auto syntax =
-        std::regex::ECMAScript | std::regex::multiline | std::regex_constants::__polynomial;
+    // `class` followed by 100,000 spaces overflowed the stack before kLinearRegex.
+    constexpr auto syntax = kLinearRegex | std::regex::multiline;
     if (!std::regex_search(source, std::regex(pattern, syntax))) {
       throw ProblemError(file, 0, what,
                          std::string("not a KernelBench problem: no top-level ") + what);
