@@ -17,7 +17,9 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 (cd "$root" && cmake --preset asan "${launcher[@]}" >/dev/null)
 units=(problem_test sandbox_test judge_test bench_test store_test worker_test server_test bootstrap_test)
 # datasets_test exists where Arrow was found (the harness venv's pyarrow).
-cmake --build "$root/build-asan" --target help | grep -q datasets_test && units+=(datasets_test)
+# (The list is read whole: grep -q closing the pipe early failed the pipeline under pipefail.)
+targets="$(cmake --build "$root/build-asan" --target help)"
+[[ $targets == *datasets_test* ]] && units+=(datasets_test)
 selection=(-L unit)
 if ((all)); then
   units+=(kj)
