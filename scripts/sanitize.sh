@@ -22,7 +22,7 @@ targets="$(cmake --build "$root/build-asan" --target help)"
 [[ $targets == *datasets_test* ]] && units+=(datasets_test)
 selection=(-L unit)
 if ((all)); then
-  units+=(kj)
+  units=(all)  # kj, kj-parquet and the rest the end-to-end tests run
   selection=(--parallel "${CTEST_PARALLEL_LEVEL:-$(nproc)}")
 fi
 cmake --build "$root/build-asan" -j"$(nproc)" --target "${units[@]}"
