@@ -216,7 +216,10 @@ TEST(SandboxLimits, BusyLoopHitsTheCpuLimit) {
   spec.limits.wall = 8s;
   const Outcome out = run(spec);
   EXPECT_EQ(out.limit, LimitHit::cpu_time) << describe(out);
-  EXPECT_GE(out.cpu, 800ms);  // the accounting lags a little on a loaded machine
+  // The kernel stops the loop when its per-tick sample of CPU time reaches the limit; the exact
+  // count reported is lower on a loaded machine (0.91-0.93 s of a 1 s limit at a load of 4,
+  // 0.69 s once at a load of 9 on two cores).
+  EXPECT_GE(out.cpu, 500ms);
   EXPECT_LT(out.wall, 6s);
 }
 
