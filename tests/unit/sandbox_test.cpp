@@ -2,6 +2,7 @@
 // coreutils from the host, bound read-only; needs root or user namespaces.
 #include "sandbox/sandbox.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "sandbox/detail/cgroup.h"
+#include "sandbox/detail/fd.h"
 
 namespace {
 
@@ -57,8 +59,15 @@ std::set<pid_t> host_pids_with(const std::string& marker) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A process can end between the listing and the read: its cmdline then reads as an error
+    // (ESRCH), which std::ifstream would throw from inside the iterator, so read it plainly.
+    const kj::sandbox::detail::UniqueFd fd(
+        ::open((entry.path() / "cmdline").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) continue;
+    std::string cmdline;
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0) cmdline.append(buffer, n);
     if (cmdline.find(marker) != std::string::npos) pids.insert(std::stoi(name));
   }
   return pids;
