@@ -689,6 +689,10 @@ int main(int argc, char** argv) {
   serve->add_flag("--no-warm-ahead", serve_no_warm_ahead,
                   "GPU workers start the next job's harness only after a job ends, not as it "
                   "begins (fewer runs per hour)");
+  bool serve_no_zygote = false;
+  serve->add_flag("--no-zygote", serve_no_zygote,
+                  "the CPU worker starts an interpreter for each job instead of forking it from "
+                  "a zygote that imported torch once (slower back to back)");
   bool serve_no_workers = false;
   serve->add_flag("--no-workers", serve_no_workers,
                   "start no worker: the API only, queued jobs wait (benchmarks, seeding)");
@@ -719,6 +723,10 @@ int main(int argc, char** argv) {
                      "job GPU type to take (default: the GPU's name, or cpu)");
   worker->add_option("--python", worker_python, "harness interpreter (default $KJ_PYTHON)");
   worker->add_option("--harness", worker_harness, "folder holding kj_harness");
+  bool worker_no_zygote = false;
+  worker->add_flag("--no-zygote", worker_no_zygote,
+                   "a CPU worker starts an interpreter for each job instead of forking it from a "
+                   "zygote that imported torch once (slower back to back)");
   int worker_lease_s = 60;
   worker->add_option("--lease", worker_lease_s, "seconds a claim lasts without a heartbeat")
       ->capture_default_str()
@@ -839,6 +847,7 @@ int main(int argc, char** argv) {
       if (serve_options.problems_dir.empty()) serve_options.problems_dir = bundled_problems_dir();
       serve_options.use_gpus = !serve_no_gpu;
       serve_options.worker.warm_ahead = !serve_no_warm_ahead;
+      serve_options.worker.zygote = !serve_no_zygote;
       serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
@@ -852,6 +861,7 @@ int main(int argc, char** argv) {
       if (!worker_python.empty()) worker_options.worker.python = worker_python;
       if (!worker_harness.empty()) worker_options.worker.harness_dir = worker_harness;
       worker_options.worker.lease = std::chrono::seconds(worker_lease_s);
+      worker_options.worker.zygote = !worker_no_zygote;
       kj::judge::discover_environment(worker_options.worker.python,
                                       worker_options.worker.harness_dir, "cpu");
       return kj::worker::run_worker_process(worker_options);
