@@ -1234,8 +1234,10 @@ Zygote::Zygote(Spec spec) : state_(std::make_unique<State>()) {
   spec.limits.wall = kZygoteLifetime;
   spec.cancel = state.cancel;
   state.spec = std::move(spec);
-  state.outcome = std::async(std::launch::async, [&state, theirs = std::move(theirs)]() {
-    return sandbox::run(state.spec);
+  state.outcome = std::async(std::launch::async, [&state, theirs = std::move(theirs)]() mutable {
+    Outcome ended = sandbox::run(state.spec);
+    theirs.reset();  // our end then reads EOF: the zygote is gone
+    return ended;
   });
 }
 
@@ -1310,6 +1312,7 @@ Outcome Zygote::run(const ForkSpec& fork) {
   Outcome out;
   State& state = *state_;
   std::lock_guard lock(state.mutex);
+  if (state.ready && state.failure.empty() && state.exited()) state.note_exit();
   if (!state.wait_ready(kSetupTimeout)) {
     state.fail("not ready within 30 s");
     out.setup_error = "zygote: " + state.failure;
