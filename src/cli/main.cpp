@@ -170,7 +170,7 @@ int exit_code_for(Verdict verdict) {
 
 int run_eval(const std::string& problem_dir, const std::string& submission_path,
              const std::string& mode_name, std::optional<std::int64_t> secret, bool json,
-             bool verbose, const EnvOptions& options) {
+             bool verbose, bool zygote, const EnvOptions& options) {
   const auto mode = kj::judge::mode_from_string(mode_name);
   if (!mode || *mode == kj::judge::Mode::compare) {
     std::cerr << "kj eval: --mode must be test, benchmark, leaderboard or profile\n";
@@ -188,7 +188,17 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
   auto request =
       options.request(problem, source, fs::path(submission_path).filename().string(), *mode);
   request.secret_seed = secret;
-  const auto result = kj::judge::evaluate(request, environment);
+  // --zygote: the harness forked from a zygote, as a CPU worker of kj serve judges
+  // (docs/sandbox.md).
+  std::optional<kj::judge::HarnessZygote> forked_from;
+  if (zygote && environment.device == "cpu") {
+    forked_from.emplace(environment, request.limits);
+    if (!forked_from->wait_ready(std::chrono::seconds(120)))
+      std::cerr << "warning: no zygote (" << forked_from->failure()
+                << "): the harness is started for this run\n";
+  }
+  const auto result =
+      kj::judge::evaluate(request, environment, nullptr, forked_from ? &*forked_from : nullptr);
   if (json) {
     auto out = kj::judge::to_json(result);
     out["timing"] = request.timing;  // the caps this run sampled under
@@ -626,6 +636,10 @@ int main(int argc, char** argv) {
                    "leaderboard: the secret mixed into every case (default: random)");
   eval->add_flag("--json", json, "print the full result as JSON");
   eval->add_flag("-v,--verbose", verbose, "show stdout, stderr and full tracebacks");
+  bool eval_zygote = false;
+  eval->add_flag("--zygote", eval_zygote,
+                 "CPU: fork the harness from a zygote started for this run, the path a CPU "
+                 "worker of kj serve judges by (checks that path; slower for one run)");
   options.add_to(eval);
 
   auto* compare = app.add_subcommand(
@@ -833,7 +847,7 @@ int main(int argc, char** argv) {
     if (*eval) {
       return run_eval(problem_dir, submission, mode,
                       secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
-                      options);
+                      eval_zygote, options);
     }
     if (*compare)
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
