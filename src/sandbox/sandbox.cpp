@@ -1314,8 +1314,9 @@ Outcome Zygote::run(const ForkSpec& fork) {
   std::lock_guard lock(state.mutex);
   if (state.ready && state.failure.empty() && state.exited()) state.note_exit();
   if (!state.wait_ready(kSetupTimeout)) {
-    state.fail("not ready within 30 s");
-    out.setup_error = "zygote: " + state.failure;
+    // Still importing on a loaded host is no failure: this run goes elsewhere, the next may not.
+    out.setup_error =
+        "zygote: " + (state.failure.empty() ? std::string("not ready within 30 s") : state.failure);
     return out;
   }
   if (fork.result_fd >= 0 && fork.result_fd <= 2) {
