@@ -22,6 +22,7 @@ Parts:
 """
 
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -255,6 +256,7 @@ def part_latency(args):
             server.stop()
         con = sqlite3.connect(db)
         table = []
+        warnings = collections.Counter()
         for sid, total, posted_wall, before in rows[1:]:
             created = con.execute("SELECT created_at FROM submissions WHERE id = ?",
                                   (sid,)).fetchone()[0] / 1e6
@@ -270,6 +272,7 @@ def part_latency(args):
             result = json.loads(con.execute(
                 "SELECT result_json FROM runs WHERE submission_id = ?", (sid,)).fetchone()[0])
             wall = result["sandbox"]["wall_ns"] / 1e9
+            warnings.update(result["sandbox"].get("warnings", []))
             marks = {m["event"]: m["t_s"] for m in result.get("timeline", [])}
             done_t = marks.get("done", 0.0)
             imports = marks.get("stage load_reference", 0.0)
@@ -301,6 +304,9 @@ def part_latency(args):
                   f"{max(values):8.3f}")
         print(f"  timeline marks (first run): {json.dumps(result.get('timeline'))}")
         print(f"  load average before each: {[row['load_before'] for row in table]}")
+        # A degraded run (a CPU worker's zygote passed over, say) shows here.
+        for text, count in warnings.most_common():
+            print(f"  sandbox warning in {count} of {len(table)} runs: {text}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

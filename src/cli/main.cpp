@@ -170,7 +170,7 @@ int exit_code_for(Verdict verdict) {
 
 int run_eval(const std::string& problem_dir, const std::string& submission_path,
              const std::string& mode_name, std::optional<std::int64_t> secret, bool json,
-             bool verbose, const EnvOptions& options) {
+             bool verbose, bool zygote, const EnvOptions& options) {
   const auto mode = kj::judge::mode_from_string(mode_name);
   if (!mode || *mode == kj::judge::Mode::compare) {
     std::cerr << "kj eval: --mode must be test, benchmark, leaderboard or profile\n";
@@ -188,7 +188,17 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
   auto request =
       options.request(problem, source, fs::path(submission_path).filename().string(), *mode);
   request.secret_seed = secret;
-  const auto result = kj::judge::evaluate(request, environment);
+  // --zygote: the harness forked from a zygote, as a CPU worker of kj serve judges
+  // (docs/sandbox.md).
+  std::optional<kj::judge::HarnessZygote> forked_from;
+  if (zygote && environment.device == "cpu") {
+    forked_from.emplace(environment, request.limits);
+    if (!forked_from->wait_ready(std::chrono::seconds(120)))
+      std::cerr << "warning: no zygote (" << forked_from->failure()
+                << "): the harness is started for this run\n";
+  }
+  const auto result =
+      kj::judge::evaluate(request, environment, nullptr, forked_from ? &*forked_from : nullptr);
   if (json) {
     auto out = kj::judge::to_json(result);
     out["timing"] = request.timing;  // the caps this run sampled under
@@ -626,6 +636,10 @@ int main(int argc, char** argv) {
                    "leaderboard: the secret mixed into every case (default: random)");
   eval->add_flag("--json", json, "print the full result as JSON");
   eval->add_flag("-v,--verbose", verbose, "show stdout, stderr and full tracebacks");
+  bool eval_zygote = false;
+  eval->add_flag("--zygote", eval_zygote,
+                 "CPU: fork the harness from a zygote started for this run, the path a CPU "
+                 "worker of kj serve judges by (checks that path; slower for one run)");
   options.add_to(eval);
 
   auto* compare = app.add_subcommand(
@@ -689,6 +703,10 @@ int main(int argc, char** argv) {
   serve->add_flag("--no-warm-ahead", serve_no_warm_ahead,
                   "GPU workers start the next job's harness only after a job ends, not as it "
                   "begins (fewer runs per hour)");
+  bool serve_no_zygote = false;
+  serve->add_flag("--no-zygote", serve_no_zygote,
+                  "the CPU worker starts an interpreter for each job instead of forking it from "
+                  "a zygote that imported torch once (slower back to back)");
   bool serve_no_workers = false;
   serve->add_flag("--no-workers", serve_no_workers,
                   "start no worker: the API only, queued jobs wait (benchmarks, seeding)");
@@ -719,6 +737,10 @@ int main(int argc, char** argv) {
                      "job GPU type to take (default: the GPU's name, or cpu)");
   worker->add_option("--python", worker_python, "harness interpreter (default $KJ_PYTHON)");
   worker->add_option("--harness", worker_harness, "folder holding kj_harness");
+  bool worker_no_zygote = false;
+  worker->add_flag("--no-zygote", worker_no_zygote,
+                   "a CPU worker starts an interpreter for each job instead of forking it from a "
+                   "zygote that imported torch once (slower back to back)");
   int worker_lease_s = 60;
   worker->add_option("--lease", worker_lease_s, "seconds a claim lasts without a heartbeat")
       ->capture_default_str()
@@ -825,7 +847,7 @@ int main(int argc, char** argv) {
     if (*eval) {
       return run_eval(problem_dir, submission, mode,
                       secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
-                      options);
+                      eval_zygote, options);
     }
     if (*compare)
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
@@ -839,6 +861,7 @@ int main(int argc, char** argv) {
       if (serve_options.problems_dir.empty()) serve_options.problems_dir = bundled_problems_dir();
       serve_options.use_gpus = !serve_no_gpu;
       serve_options.worker.warm_ahead = !serve_no_warm_ahead;
+      serve_options.worker.zygote = !serve_no_zygote;
       serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
@@ -852,6 +875,7 @@ int main(int argc, char** argv) {
       if (!worker_python.empty()) worker_options.worker.python = worker_python;
       if (!worker_harness.empty()) worker_options.worker.harness_dir = worker_harness;
       worker_options.worker.lease = std::chrono::seconds(worker_lease_s);
+      worker_options.worker.zygote = !worker_no_zygote;
       kj::judge::discover_environment(worker_options.worker.python,
                                       worker_options.worker.harness_dir, "cpu");
       return kj::worker::run_worker_process(worker_options);

@@ -370,10 +370,102 @@ bool WarmHarness::fits(const EvalRequest& request, const Environment& environmen
 
 namespace {
 
+// The zygote's own sandbox: its lifetime is the worker's, so no CPU limit of a run applies to it
+// (each run it forks gets the job's).
+constexpr std::chrono::hours kZygoteCpu{24 * 365};
+constexpr std::chrono::seconds kZygoteStart{120};
+
+}  // namespace
+
+struct HarnessZygote::State {
+  std::string device;
+  sandbox::Limits limits;
+  TempDir mount_points;  // empty task/ and task_b/: each run covers them with its own files
+  std::unique_ptr<sandbox::Zygote> zygote;
+};
+
+HarnessZygote::HarnessZygote(const Environment& environment, const sandbox::Limits& limits)
+    : state_(std::make_unique<State>()) {
+  state_->device = environment.device;
+  state_->limits = limits;
+  for (const char* sub : {"task", "task_b"})
+    fs::create_directories(state_->mount_points.path() / sub);
+  sandbox::Limits own = limits;
+  own.cpu = kZygoteCpu;
+  sandbox::Spec spec = harness_spec(environment, state_->mount_points.path(), true, own);
+  spec.argv = {environment.python.string(), "-m", "kj_harness.zygote"};
+  state_->zygote = std::make_unique<sandbox::Zygote>(std::move(spec));
+}
+
+HarnessZygote::~HarnessZygote() = default;
+
+bool HarnessZygote::fits(const EvalRequest& request, const Environment& environment) const {
+  return environment.device == "cpu" && state_->device == environment.device &&
+         environment.wrapper.empty() && same_limits_but_wall(state_->limits, request.limits) &&
+         !state_->zygote->failed();
+}
+
+bool HarnessZygote::wait_ready(std::chrono::milliseconds timeout) {
+  return state_->zygote->wait_ready(timeout);
+}
+
+bool HarnessZygote::failed() const { return state_->zygote->failed(); }
+
+std::string HarnessZygote::failure() const { return state_->zygote->failure(); }
+
+int HarnessZygote::pid() const { return state_->zygote->pid(); }
+
+namespace {
+
+// Runs the job's harness on a prepared task in the harness `state` (warm or started now).
+sandbox::Outcome run_in_harness(WarmHarness::State& state, const EvalRequest& request,
+                                const std::string& stdin_data, std::chrono::milliseconds wall) {
+  state.used = true;
+  try {
+    problem::materialize(*request.problem, request.submission_source,
+                         state.task_root.path() / "task");
+    if (request.mode == Mode::compare)
+      problem::materialize(*request.problem, request.second_source,
+                           state.task_root.path() / "task_b");
+  } catch (const std::exception& e) {
+    state.feed->abandon();
+    sandbox::Outcome outcome;
+    outcome.setup_error = std::string("cannot prepare the task files: ") + e.what();
+    return outcome;
+  }
+  state.feed->send(stdin_data, wall);
+  return state.outcome.get();
+}
+
+// The job's harness forked from the zygote, its task files in read-only tmpfs directories.
+sandbox::Outcome run_in_zygote(sandbox::Zygote& zygote, const EvalRequest& request,
+                               const std::string& stdin_data, std::chrono::milliseconds wall) {
+  sandbox::ForkSpec fork;
+  try {
+    fork.files.push_back(
+        {kTaskMount, problem::task_files(*request.problem, request.submission_source)});
+    if (request.mode == Mode::compare)
+      fork.files.push_back(
+          {kTaskBMount, problem::task_files(*request.problem, request.second_source)});
+  } catch (const std::exception& e) {
+    sandbox::Outcome outcome;
+    outcome.setup_error = std::string("cannot prepare the task files: ") + e.what();
+    return outcome;
+  }
+  // As harness_spec: the harness starts in the read-only task directory.
+  fork.workdir = kTaskMount;
+  fork.stdin_data = stdin_data;
+  fork.limits = request.limits;
+  fork.limits.wall = wall;
+  fork.result_fd = 3;
+  return zygote.run(fork);
+}
+
 // One evaluation of the problem as given (evaluate picks the benchmark cases for the device).
 // `harness` gives the harness to run in: a warm one that fits, else one started then.
 EvalResult evaluate_as_given(const EvalRequest& request, const Environment& environment,
-                             const std::function<WarmHarness::State*()>& harness) {
+                             const std::function<WarmHarness::State*()>& harness,
+                             sandbox::Zygote* zygote) {
   if (request.mode == Mode::profile) return detail::evaluate_profile(request, environment);
   const problem::Problem& problem = *request.problem;
   const bool compare = request.mode == Mode::compare;
@@ -421,21 +513,9 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   }
   // world_size sandboxes, one per rank (src/judge/ranks.cpp); never a warm harness.
   if (problem.multi_gpu) return detail::evaluate_ranks(request, environment, std::move(findings));
-  // Every run is a harness started before its job: while it imports torch, this run waits for
-  // the GPU's lease.
-  WarmHarness::State* const state = harness();
-  state->used = true;
-  const fs::path& task_root = state->task_root.path();
-  try {
-    problem::materialize(problem, request.submission_source, task_root / "task");
-    if (compare) problem::materialize(problem, request.second_source, task_root / "task_b");
-  } catch (const std::exception& e) {
-    const std::string why = std::string("cannot prepare the task files: ") + e.what();
-    EvalResult result = detail::not_started(request, environment, Verdict::internal_error,
-                                            "sandbox setup failed: " + why, std::move(findings));
-    result.outcome.setup_error = why;
-    return result;
-  }
+  // Every run is a harness started before its job (or forked from the zygote): while it
+  // imports torch, this run waits for the GPU's lease.
+  WarmHarness::State* const state = zygote != nullptr ? nullptr : harness();
 
   const bool gpu = environment.device != "cpu";
   const nlohmann::json job = detail::harness_job(request, gpu);
@@ -459,8 +539,26 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
     monitor.emplace(std::stoi(environment.device.substr(5)));
     gpu_before = monitor->read(&gpu_error);
   }
-  state->feed->send(stdin_data, wall);
-  const sandbox::Outcome outcome = state->outcome.get();
+  sandbox::Outcome outcome;
+  if (zygote != nullptr) {
+    outcome = run_in_zygote(*zygote, request, stdin_data, wall);
+    if (!outcome.started && outcome.setup_error.starts_with("zygote")) {
+      // Not the submission's doing: judged the way a zygote-less worker judges it.
+      const std::string why = outcome.setup_error;
+      outcome = run_in_harness(*harness(), request, stdin_data, wall);
+      outcome.warnings.insert(outcome.warnings.begin(),
+                              why + "; judged in a harness started for this run instead");
+    }
+  } else {
+    outcome = run_in_harness(*state, request, stdin_data, wall);
+  }
+  if (!outcome.started && outcome.setup_error.starts_with("cannot prepare the task files")) {
+    EvalResult result =
+        detail::not_started(request, environment, Verdict::internal_error,
+                            "sandbox setup failed: " + outcome.setup_error, std::move(findings));
+    result.outcome.setup_error = outcome.setup_error;
+    return result;
+  }
   std::string parse_error;
   const auto events = parse_events(outcome.result_data, &parse_error);
   EvalResult result = decide(outcome, events, request.mode, problem);
@@ -484,21 +582,26 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
 
 }  // namespace
 
-EvalResult evaluate(const EvalRequest& request, const Environment& environment, WarmHarness* warm) {
+EvalResult evaluate(const EvalRequest& request, const Environment& environment, WarmHarness* warm,
+                    HarnessZygote* zygote) {
   // On a CPU, the problem's CPU-sized benchmark cases stand in for its GPU-sized ones: the
   // same checks on smaller shapes.
   if (environment.device == "cpu" && !request.problem->cpu_benchmarks.empty()) {
     const problem::Problem sized = request.problem->on_device(environment.device);
     EvalRequest on_cpu = request;
     on_cpu.problem = &sized;
-    return evaluate(on_cpu, environment, warm);
+    return evaluate(on_cpu, environment, warm, zygote);
   }
   std::optional<WarmHarness> cold;
-  EvalResult result = evaluate_as_given(request, environment, [&]() -> WarmHarness::State* {
-    if (warm != nullptr && warm->fits(request, environment)) return warm->state_.get();
-    cold.emplace(environment, request.limits);
-    return cold->state_.get();
-  });
+  const bool forked = zygote != nullptr && zygote->fits(request, environment);
+  EvalResult result = evaluate_as_given(
+      request, environment,
+      [&]() -> WarmHarness::State* {
+        if (warm != nullptr && warm->fits(request, environment)) return warm->state_.get();
+        cold.emplace(environment, request.limits);
+        return cold->state_.get();
+      },
+      forked ? zygote->state_->zygote.get() : nullptr);
   result.benchmark_set = request.problem->benchmark_set;
   return result;
 }

@@ -271,6 +271,8 @@ struct EvalRequest {
   nlohmann::json timing = nlohmann::json::object();  // benchmark settings passed to the harness
 };
 
+class HarnessZygote;
+
 // A harness started ahead of its job: its sandbox is set up and torch imported while the worker
 // waits for work, so the job starts in milliseconds instead of seconds. Serves one evaluation
 // at most: a fresh one per job keeps every job in a sandbox of its own. Abandoned (the process
@@ -289,14 +291,44 @@ class WarmHarness {
   struct State;
 
  private:
-  friend EvalResult evaluate(const EvalRequest&, const Environment&, WarmHarness*);
+  friend EvalResult evaluate(const EvalRequest&, const Environment&, WarmHarness*, HarnessZygote*);
   std::unique_ptr<State> state_;
 };
 
-// Runs one evaluation, in `warm` when given and it fits, else in a harness started now. Never
-// throws for anything the submission does.
+// A zygote of harnesses (docs/sandbox.md, "Zygote"): one process, in a sandbox like a
+// harness's, that imported torch, numpy and triton once and forks each evaluation's harness
+// into a sandbox of its own, so back-to-back jobs start in milliseconds. CPU only: nothing in it
+// may start CUDA before a fork. Serves any number of evaluations, one at a time.
+class HarnessZygote {
+ public:
+  // Starts the zygote; it is ready (wait_ready) once its imports are done.
+  HarnessZygote(const Environment& environment, const sandbox::Limits& limits);
+  ~HarnessZygote();
+  HarnessZygote(const HarnessZygote&) = delete;
+  HarnessZygote& operator=(const HarnessZygote&) = delete;
+
+  // True when it has not failed and was started for this device with these limits (the wall
+  // limit aside) and no wrapper (a profile's) is asked for.
+  bool fits(const EvalRequest& request, const Environment& environment) const;
+  bool wait_ready(std::chrono::milliseconds timeout);
+  // It can serve no more runs (it exited, or this host cannot give forked runs their cgroups).
+  bool failed() const;
+  std::string failure() const;
+  int pid() const;  // host pid of the zygote process (-1 until ready)
+
+  struct State;
+
+ private:
+  friend EvalResult evaluate(const EvalRequest&, const Environment&, WarmHarness*, HarnessZygote*);
+  std::unique_ptr<State> state_;
+};
+
+// Runs one evaluation: forked from `zygote` when given and it fits, else in `warm` when given
+// and it fits, else in a harness started now. A zygote that cannot start the run is passed over
+// for a harness started now, and the outcome's warnings say so. Never throws for anything the
+// submission does.
 EvalResult evaluate(const EvalRequest& request, const Environment& environment,
-                    WarmHarness* warm = nullptr);
+                    WarmHarness* warm = nullptr, HarnessZygote* zygote = nullptr);
 
 // The harness's result lines; a line that is not a JSON object is an error (the harness is ours).
 std::vector<nlohmann::json> parse_events(std::string_view result_data, std::string* error);

@@ -418,17 +418,22 @@ Problem load(const fs::path& dir_in) {
   return problem;
 }
 
+std::vector<std::pair<std::string, std::string>> task_files(const Problem& problem,
+                                                            std::string_view submission_source) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& file : problem.files)
+    files.emplace_back(file.name, file.is_submission() ? std::string(submission_source)
+                                                       : read_file(problem.dir / file.source));
+  return files;
+}
+
 void materialize(const Problem& problem, std::string_view submission_source,
                  const fs::path& out_dir) {
   fs::create_directories(out_dir);
-  for (const auto& file : problem.files) {
-    const fs::path target = out_dir / file.name;
+  for (const auto& [name, content] : task_files(problem, submission_source)) {
+    const fs::path target = out_dir / name;
     std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    if (file.is_submission()) {
-      out << submission_source;
-    } else {
-      out << read_file(problem.dir / file.source);
-    }
+    out << content;
     if (!out) throw std::runtime_error("cannot write " + target.string());
   }
 }

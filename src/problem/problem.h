@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bench/stats.h"
@@ -85,6 +86,11 @@ struct Problem {
 
 // Parses and validates DIR/task.yml. Throws ProblemError.
 Problem load(const std::filesystem::path& dir);
+
+// The task's files as the harness reads them, (name, content) in the problem's order, the
+// submission's file holding `submission_source`.
+std::vector<std::pair<std::string, std::string>> task_files(const Problem& problem,
+                                                            std::string_view submission_source);
 
 // Writes every task file into out_dir, the submission's text in place of @SUBMISSION@.
 void materialize(const Problem& problem, std::string_view submission_source,

@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -75,13 +77,23 @@ class SigpipeBlock {
   sigset_t old_;
 };
 
-// The cloned namespace init; killed and reaped on destruction so no run leaks a process tree.
+// The namespace init of a run; killed and reaped on destruction so no run leaks a process tree.
+// Either our own clone (waited for) or, for a run forked by a Zygote, a process we did not create:
+// watched and killed through a pidfd, its end known from the pidfd only (no exit status, no
+// rusage: such runs report from their init's status message and their cgroups).
 class InitProcess {
  public:
   explicit InitProcess(pid_t pid) : pid_(pid) {}
+  InitProcess(pid_t pid, UniqueFd pidfd) : pid_(pid), pidfd_(std::move(pidfd)), foreign_(true) {}
   ~InitProcess() {
     if (pid_ <= 0 || reaped_) return;
-    ::kill(pid_, SIGKILL);
+    send_kill();
+    if (foreign_) {
+      pollfd fd{pidfd_.get(), POLLIN, 0};
+      while (::poll(&fd, 1, 5000) < 0 && errno == EINTR) {
+      }
+      return;
+    }
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
@@ -92,13 +104,21 @@ class InitProcess {
   pid_t pid() const { return pid_; }
   bool reaped() const { return reaped_; }
   void kill() {
-    if (!reaped_ && !killed_) ::kill(pid_, SIGKILL);
+    if (!reaped_ && !killed_) send_kill();
     killed_ = true;
   }
   bool killed() const { return killed_; }
   // Non-blocking reap; true once the init (and so the whole namespace) is gone.
   bool try_reap() {
     if (reaped_) return true;
+    if (foreign_) {
+      pollfd fd{pidfd_.get(), POLLIN, 0};
+      if (::poll(&fd, 1, 0) == 1) {
+        reaped_ = true;
+        status_ = SIGKILL;  // a wait status "killed by SIGKILL": it ended without reporting
+      }
+      return reaped_;
+    }
     const pid_t rc = ::wait4(pid_, &status_, WNOHANG, &usage_);
     if (rc == pid_) reaped_ = true;
     return reaped_;
@@ -107,7 +127,16 @@ class InitProcess {
   const rusage& usage() const { return usage_; }
 
  private:
+  void send_kill() {
+    if (foreign_)
+      ::syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+    else
+      ::kill(pid_, SIGKILL);
+  }
+
   pid_t pid_;
+  UniqueFd pidfd_;
+  bool foreign_ = false;
   bool reaped_ = false;
   bool killed_ = false;
   int status_ = 0;
@@ -482,6 +511,10 @@ std::string spec_error(const Spec& spec) {
     return "argv[0] must be an absolute path inside the sandbox";
   if (spec.result_fd >= 0 && spec.result_fd <= 2)
     return "result_fd must be -1 or >= 3, not " + std::to_string(spec.result_fd);
+  if (spec.passed_fd >= 0 &&
+      (spec.passed_fd_target <= 2 || spec.passed_fd_target == spec.result_fd))
+    return "passed_fd_target must be >= 3 and not the result fd, not " +
+           std::to_string(spec.passed_fd_target);
   return {};
 }
 
@@ -498,6 +531,8 @@ bool plan_child(const Spec& spec, bool real_root, ChildPlan& plan, Outcome& out)
   plan.open_files = static_cast<rlim_t>(std::max(limits.open_files, 16));
   plan.result_fd = spec.result_fd;
   plan.netns_fd = spec.network_namespace_fd;
+  plan.passed_fd = spec.passed_fd;
+  plan.passed_fd_target = spec.passed_fd >= 0 ? spec.passed_fd_target : -1;
   for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));
   plan.argv.push_back(nullptr);
   for (const auto& var : spec.env) plan.envp.push_back(const_cast<char*>(var.c_str()));
@@ -505,7 +540,7 @@ bool plan_child(const Spec& spec, bool real_root, ChildPlan& plan, Outcome& out)
   if (!plan_mounts(spec, plan, out)) return false;
 
   std::string seccomp_error;
-  if (!build_seccomp_filter(plan.seccomp, seccomp_error)) {
+  if (!build_seccomp_filter(plan.seccomp, seccomp_error, spec.seccomp)) {
     plan.seccomp.clear();
     out.warnings.push_back("seccomp filter unavailable (" + seccomp_error +
                            "): syscalls are not filtered");
@@ -980,6 +1015,377 @@ HostSupport probe_host() {
   if (UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0))); !pidfd)
     support.notes.push_back("no pidfd_open: the supervisor polls for the child's exit");
   return support;
+}
+
+// ---- Zygote -------------------------------------------------------------------------------
+
+namespace {
+
+constexpr auto kZygoteLifetime = std::chrono::hours(24 * 365);
+constexpr std::size_t kZygoteMaxFds = 8;
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (const unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// The files of a forked run, written at the head of its stdin for its init: one line with the
+// length of a JSON header {"dirs": [{"target": T, "files": [[name, size], ...]}]}, the header,
+// then every file's bytes in that order.
+std::string file_archive(const std::vector<FileSet>& sets) {
+  std::string header = "{\"dirs\": [";
+  std::string contents;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    header += (i ? ", " : "") + std::string("{\"target\": ") + json_string(sets[i].target) +
+              ", \"files\": [";
+    for (std::size_t j = 0; j < sets[i].files.size(); ++j) {
+      const auto& [name, content] = sets[i].files[j];
+      header += (j ? ", [" : "[") + json_string(name) + ", " + std::to_string(content.size()) + "]";
+      contents += content;
+    }
+    header += "]}";
+  }
+  header += "]}";
+  return std::to_string(header.size()) + "\n" + header + contents;
+}
+
+// What the zygote needs to set up one run, besides its fds: the header (JSON) and the target
+// seccomp program after a NUL byte.
+std::string fork_request(const ForkSpec& spec, const std::vector<sock_filter>& seccomp) {
+  const auto& limits = spec.limits;
+  std::string request =
+      "{\"cpu_seconds\": " + std::to_string(std::max<long long>(limits.cpu.count(), 1)) +
+      ", \"file_size\": " + std::to_string(limits.file_size_bytes) +
+      ", \"open_files\": " + std::to_string(std::max(limits.open_files, 16)) +
+      ", \"scratch_bytes\": " +
+      std::to_string(std::max<std::uint64_t>(limits.scratch_bytes, 4096)) +
+      ", \"result_fd\": " + std::to_string(spec.result_fd) +
+      ", \"workdir\": " + json_string(spec.workdir.empty() ? "/tmp" : spec.workdir) +
+      ", \"hostname\": " + json_string(spec.hostname) + "}";
+  request += '\0';
+  request.append(reinterpret_cast<const char*>(seccomp.data()),
+                 seccomp.size() * sizeof(sock_filter));
+  return request;
+}
+
+bool send_with_fds(int socket, const std::string& data, const std::vector<int>& fds) {
+  iovec iov{const_cast<char*>(data.data()), data.size()};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kZygoteMaxFds)]{};
+  message.msg_control = control;
+  message.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  ssize_t n = 0;
+  do {
+    n = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(data.size());
+}
+
+// One record of a SOCK_SEQPACKET socket, with the sender's pid (host numbering) when it sent
+// SCM_CREDENTIALS. Empty text and no pid at EOF; nullopt on an error.
+struct Record {
+  std::string text;
+  std::optional<pid_t> pid;
+};
+std::optional<Record> receive_record(int socket) {
+  char buffer[4096];
+  iovec iov{buffer, sizeof(buffer)};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))]{};
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  ssize_t n = 0;
+  do {
+    n = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return std::nullopt;
+  Record record{std::string(buffer, static_cast<std::size_t>(n)), std::nullopt};
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+       header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_CREDENTIALS) {
+      ucred credentials{};
+      std::memcpy(&credentials, CMSG_DATA(header), sizeof(credentials));
+      record.pid = credentials.pid;
+    }
+  }
+  return record;
+}
+
+bool make_seqpacket_pair(UniqueFd& ours, UniqueFd& theirs) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) return false;
+  ours.reset(fds[0]);
+  theirs.reset(fds[1]);
+  const int on = 1;
+  return ::setsockopt(ours.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0;
+}
+
+// The last line of a dead zygote's stderr, for the failure message.
+std::string last_line(const std::string& text) {
+  std::string trimmed = text;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
+  const auto newline = trimmed.rfind('\n');
+  return newline == std::string::npos ? trimmed : trimmed.substr(newline + 1);
+}
+
+}  // namespace
+
+struct Zygote::State {
+  Spec spec;
+  UniqueFd control;  // our end of the zygote's control socket
+  std::shared_ptr<Cancel> cancel = std::make_shared<Cancel>();
+  std::future<Outcome> outcome;
+  std::vector<sock_filter> seccomp;  // the target policy, installed by every run
+  mutable std::mutex mutex;          // one run at a time; guards what follows
+  bool ready = false;
+  std::string failure;
+  pid_t pid = -1;
+
+  void fail(std::string why) {
+    if (failure.empty()) failure = std::move(why);
+  }
+  // The zygote's sandbox ended: why, from its outcome.
+  void note_exit() {
+    const Outcome ended = outcome.get();
+    std::string why = "the zygote exited";
+    if (!ended.setup_error.empty()) why += " (" + ended.setup_error + ")";
+    if (ended.exit_code) why += " with code " + std::to_string(*ended.exit_code);
+    if (ended.signal) why += " by signal " + std::to_string(*ended.signal);
+    if (const auto line = last_line(ended.stderr_data); !line.empty()) why += ": " + line;
+    fail(why);
+  }
+  bool exited() const {
+    return outcome.valid() &&
+           outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
+  // With the mutex held.
+  bool wait_ready(std::chrono::milliseconds timeout);
+};
+
+bool Zygote::State::wait_ready(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!ready && failure.empty()) {
+    if (exited()) {
+      note_exit();
+      break;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;  // not ready yet; not a failure
+    pollfd fd{control.get(), POLLIN, 0};
+    const int rc = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 100)));
+    if (rc <= 0) continue;
+    const auto record = receive_record(control.get());
+    if (!record || record->text.empty()) {
+      if (outcome.valid()) outcome.wait_for(std::chrono::seconds(5));
+      if (exited()) note_exit();
+      fail("the zygote closed its control socket");
+      break;
+    }
+    if (record->text.rfind("ready", 0) == 0 && record->pid) {
+      pid = *record->pid;
+      ready = true;
+    } else {
+      fail("the zygote cannot fork: " + record->text);
+    }
+  }
+  return ready && failure.empty();
+}
+
+Zygote::Zygote(Spec spec) : state_(std::make_unique<State>()) {
+  State& state = *state_;
+  std::string error;
+  if (!build_seccomp_filter(state.seccomp, error, SeccompPolicy::target)) {
+    state.fail("no seccomp program for the runs: " + error);
+    return;
+  }
+  UniqueFd theirs;
+  if (!make_seqpacket_pair(state.control, theirs)) {
+    state.fail("control socket: " + errno_text());
+    return;
+  }
+  spec.seccomp = SeccompPolicy::zygote;
+  spec.passed_fd = theirs.get();
+  spec.passed_fd_target = kControlFd;
+  spec.result_fd = -1;
+  spec.stdin_data.clear();
+  spec.stdin_feed.reset();
+  spec.limits.wall = kZygoteLifetime;
+  spec.cancel = state.cancel;
+  state.spec = std::move(spec);
+  state.outcome = std::async(std::launch::async, [&state, theirs = std::move(theirs)]() mutable {
+    Outcome ended = sandbox::run(state.spec);
+    theirs.reset();  // our end then reads EOF: the zygote is gone
+    return ended;
+  });
+}
+
+Zygote::~Zygote() {
+  if (!state_) return;
+  state_->control.reset();  // the zygote ends at EOF; the cancel ends it at once
+  state_->cancel->cancel();
+  if (state_->outcome.valid()) state_->outcome.wait();
+}
+
+bool Zygote::wait_ready(std::chrono::milliseconds timeout) {
+  std::lock_guard lock(state_->mutex);
+  return state_->wait_ready(timeout);
+}
+
+bool Zygote::failed() const {
+  std::lock_guard lock(state_->mutex);
+  return !state_->failure.empty();
+}
+
+std::string Zygote::failure() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->failure;
+}
+
+int Zygote::pid() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->pid;
+}
+
+namespace {
+
+// Waits for the forked run's init to say hello (its host pid) or for the run or the zygote to
+// report an error. Sets out.setup_error on failure; `zygote_fault` when the zygote is to blame.
+std::optional<pid_t> await_hello(int ctl, int control, Outcome& out, bool& zygote_fault) {
+  const auto deadline = Clock::now() + kSetupTimeout;
+  zygote_fault = true;
+  while (Clock::now() < deadline) {
+    pollfd fds[2] = {{ctl, POLLIN, 0}, {control, POLLIN, 0}};
+    const int rc = ::poll(fds, 2, 100);
+    if (rc < 0 && errno != EINTR) break;
+    if (fds[0].revents != 0) {
+      const auto record = receive_record(ctl);
+      if (!record || record->text.size() < 3) {
+        out.setup_error = "zygote: the run ended before its setup";
+        return std::nullopt;
+      }
+      const std::string text = record->text.substr(3);
+      if (record->text[0] == msg::hello && record->pid) return *record->pid;
+      if (record->text[0] == msg::warning) {
+        out.warnings.push_back(text);
+        continue;
+      }
+      out.setup_error = "zygote: run setup: " + text;
+      return std::nullopt;
+    }
+    if (fds[1].revents != 0) {
+      const auto record = receive_record(control);
+      out.setup_error = "zygote: " + (record && !record->text.empty()
+                                          ? record->text
+                                          : std::string("the zygote closed its control socket"));
+      return std::nullopt;
+    }
+  }
+  out.setup_error = "zygote: the run did not start within 30 s";
+  return std::nullopt;
+}
+
+}  // namespace
+
+Outcome Zygote::run(const ForkSpec& fork) {
+  Outcome out;
+  State& state = *state_;
+  std::lock_guard lock(state.mutex);
+  if (state.ready && state.failure.empty() && state.exited()) state.note_exit();
+  if (!state.wait_ready(kSetupTimeout)) {
+    // Still importing on a loaded host is no failure: this run goes elsewhere, the next may not.
+    out.setup_error =
+        "zygote: " + (state.failure.empty() ? std::string("not ready within 30 s") : state.failure);
+    return out;
+  }
+  if (fork.result_fd >= 0 && fork.result_fd <= 2) {
+    out.setup_error = "result_fd must be -1 or >= 3, not " + std::to_string(fork.result_fd);
+    return out;
+  }
+  RunCgroups cgroups(fork.limits.memory_bytes, fork.limits.max_processes, out.warnings);
+  if (!cgroups.caps_memory() || !cgroups.caps_processes() || !cgroups.cpu_ns()) {
+    // Without them a forked run would have no cap and no CPU time of its own: not this path.
+    state.fail("runs forked from a zygote need a memory, pids and cpu cgroup of their own" +
+               (out.warnings.empty() ? std::string() : " (" + out.warnings.front() + ")"));
+    out.setup_error = "zygote: " + state.failure;
+    return out;
+  }
+  RunPipes pipes;
+  UniqueFd ctl_child;
+  if (!make_seqpacket_pair(pipes.ctl.read, ctl_child) || !make_pipe(pipes.go) ||
+      !make_pipe(pipes.in) || !make_pipe(pipes.stdout_pipe) || !make_pipe(pipes.stderr_pipe) ||
+      (fork.result_fd >= 0 && !make_pipe(pipes.result))) {
+    out.setup_error = "pipe: " + errno_text();
+    return out;
+  }
+  std::vector<int> fds = {ctl_child.get(), pipes.go.read.get(), pipes.in.read.get(),
+                          pipes.stdout_pipe.write.get(), pipes.stderr_pipe.write.get()};
+  if (pipes.result.write) fds.push_back(pipes.result.write.get());
+  SigpipeBlock sigpipe_block;
+  const auto start = Clock::now();
+  if (!send_with_fds(state.control.get(), fork_request(fork, state.seccomp), fds)) {
+    state.fail("cannot send it a run: " + errno_text());
+    out.setup_error = "zygote: " + state.failure;
+    return out;
+  }
+  ctl_child.reset();
+  pipes.close_child_ends();
+  bool zygote_fault = false;
+  const auto pid = await_hello(pipes.ctl.read.get(), state.control.get(), out, zygote_fault);
+  if (!pid) {
+    if (zygote_fault) state.fail(out.setup_error.substr(std::strlen("zygote: ")));
+    return out;
+  }
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, *pid, 0)));
+  if (!pidfd) {
+    state.fail("pidfd_open of a run: " + errno_text());
+    out.setup_error = "zygote: " + state.failure;
+    return out;
+  }
+  InitProcess init(*pid, std::move(pidfd));
+  cgroups.attach(*pid, out.warnings);
+  if (!cgroups.caps_memory() || !cgroups.caps_processes()) {
+    out.setup_error = "zygote: the run could not be moved into its cgroups";
+    return out;  // InitProcess kills it
+  }
+  Spec run_spec;
+  run_spec.stdin_data = file_archive(fork.files) + fork.stdin_data;
+  run_spec.limits = fork.limits;
+  run_spec.cancel = fork.cancel;
+  run_spec.result_fd = fork.result_fd;
+  Supervision supervision(run_spec, pipes, init, cgroups, start, out);
+  supervision.send_go(kGo);
+  const TargetEnd end = supervision.wait();
+  collect_outcome(end, init, cgroups, fork.limits, out);
+  if (!out.started) {
+    // Only trusted code runs before the target starts: the zygote's path is at fault.
+    if (const auto line = last_line(out.stderr_data); !line.empty())
+      out.setup_error += " (stderr: " + line + ")";
+    state.fail(out.setup_error);
+    out.setup_error = "zygote: " + out.setup_error;
+  }
+  return out;
 }
 
 }  // namespace kj::sandbox

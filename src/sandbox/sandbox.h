@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kj::sandbox {
@@ -100,6 +101,11 @@ class SharedNetwork {
   int ns_fd_ = -1;
 };
 
+// Which seccomp filter the target gets (docs/sandbox.md, "Seccomp policy"): `target` for
+// everything that runs submitted code; `zygote` for a Zygote, which must give each run it forks
+// namespaces and mounts of its own (its runs install the target policy on top of it).
+enum class SeccompPolicy { target, zygote };
+
 struct Spec {
   std::vector<std::string> argv;     // argv[0] is an absolute path inside the sandbox
   std::vector<std::string> env;      // complete environment, "KEY=VALUE"; nothing is inherited
@@ -115,6 +121,11 @@ struct Spec {
   std::shared_ptr<Cancel> cancel;  // cancel->cancel() ends the run (Outcome::cancelled)
   int result_fd = 3;               // child fd number of the write end of the result pipe; -1: none
   std::string hostname = "kj-sandbox";
+  SeccompPolicy seccomp = SeccompPolicy::target;
+  // An open fd of the caller handed to the target as fd `passed_fd_target` (a Zygote's control
+  // socket); -1: none. Must differ from 0, 1, 2 and result_fd.
+  int passed_fd = -1;
+  int passed_fd_target = -1;
 };
 
 enum class LimitHit { none, wall_time, cpu_time, memory, output, processes, file_size };
@@ -146,6 +157,61 @@ struct Outcome {
 // Runs one process per the spec and waits for the whole tree to end. Thread-safe; each call is
 // independent. Never throws for the child's behaviour; setup failures come back in the outcome.
 Outcome run(const Spec& spec);
+
+// Files shown in a forked run as a fresh read-only tmpfs at `target` (an existing directory of
+// the zygote's view, which it covers): each (name, content), names without '/'.
+struct FileSet {
+  std::string target;
+  std::vector<std::pair<std::string, std::string>> files;
+};
+
+// One run forked from a Zygote. The program, environment, binds and devices are the zygote's;
+// what differs per run is here. The outcome contract is sandbox::run's.
+struct ForkSpec {
+  std::vector<FileSet> files;
+  std::string workdir = "/tmp";
+  std::string stdin_data;  // written to the run's stdin, then closed
+  Limits limits;
+  std::shared_ptr<Cancel> cancel;
+  int result_fd = 3;  // -1: none
+  std::string hostname = "kj-sandbox";
+};
+
+// A process started in a sandbox (sandbox::run, SeccompPolicy::zygote) that has done the costly
+// part of a start (a Python interpreter importing torch) once, and then forks one run per
+// request: each run gets new user, mount, pid, network, ipc and uts namespaces, fresh tmpfs
+// scratch (/tmp, /dev/shm) and /proc, its own stdio and result pipes, rlimits, no capabilities,
+// no_new_privs, the target seccomp policy and a cgroup of its own (docs/sandbox.md, "Zygote").
+// The zygote's program speaks the protocol described there (harness/kj_harness/zygote.py).
+// Thread-safe; runs are served one at a time.
+class Zygote {
+ public:
+  // Starts `spec` (argv, env, binds, devices; its limits are the zygote's own, its wall limit
+  // its lifetime). The control socket is given to it as fd `kControlFd`.
+  explicit Zygote(Spec spec);
+  ~Zygote();  // the zygote's sandbox is killed and reaped
+  Zygote(const Zygote&) = delete;
+  Zygote& operator=(const Zygote&) = delete;
+
+  static constexpr int kControlFd = 3;
+
+  // Waits until the zygote said it is ready to fork, up to `timeout`. False once it failed (it
+  // exited, said it cannot fork, or broke the protocol): failure() says why, and it stays so.
+  bool wait_ready(std::chrono::milliseconds timeout);
+  bool failed() const;
+  std::string failure() const;
+  // Host pid of the zygote sandbox's init (killing it ends the zygote); -1 before it started.
+  int pid() const;
+
+  // One run. A run the zygote could not start comes back with started = false and a
+  // setup_error beginning "zygote: "; the zygote then counts as failed when it is at fault.
+  Outcome run(const ForkSpec& spec);
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
 
 // Which isolation features this host offers (for `kj doctor`-style reports and test skips).
 struct HostSupport {

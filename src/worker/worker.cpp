@@ -212,7 +212,8 @@ std::vector<store::RunFile> take_profile_report(nlohmann::json& profile, std::si
 }  // namespace
 
 JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
-                    const WorkerOptions& options, judge::WarmHarness* warm) {
+                    const WorkerOptions& options, judge::WarmHarness* warm,
+                    judge::HarnessZygote* zygote) {
   JudgedJob judged;
   const auto mode = judge::mode_from_string(job.submission.mode);
   if (!mode || *mode == judge::Mode::compare) {
@@ -234,7 +235,7 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   request.timing = options.timing;
   if (*mode == judge::Mode::leaderboard) request.secret_seed = job.secret_seed;
   const auto start = now_us();
-  judge::EvalResult result = judge::evaluate(request, environment, warm);
+  judge::EvalResult result = judge::evaluate(request, environment, warm, zygote);
   const auto end = now_us();
   judged.gpu_health = result.gpu_health;
   judged.summary = {{"verdict", judge::to_string(result.verdict)}, {"reason", result.reason}};
@@ -383,8 +384,43 @@ const judge::Environment& Worker::environment() {
   return *environment_;
 }
 
+// Zygotes that fail one after another before serving a job: the host cannot run them (no
+// cgroups for the forked runs, say); the worker then goes on without one.
+constexpr int kMaxZygoteFailures = 3;
+
+void Worker::prepare_zygote() {
+  if (zygote_ && !zygote_->failed()) {
+    zygote_failures_ = 0;
+    return;
+  }
+  if (zygote_) {
+    std::fprintf(stderr, "kj worker %s: the zygote failed: %s\n", options_.worker_id.c_str(),
+                 zygote_->failure().c_str());
+    zygote_.reset();
+    if (++zygote_failures_ >= kMaxZygoteFailures) {
+      std::fprintf(stderr,
+                   "kj worker %s: %d zygotes failed in a row; jobs start their own harness\n",
+                   options_.worker_id.c_str(), zygote_failures_);
+      options_.zygote = false;
+      return;
+    }
+  }
+  try {
+    zygote_ = std::make_unique<judge::HarnessZygote>(environment(), sandbox::Limits{});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kj worker %s: no zygote (jobs start their own harness): %s\n",
+                 options_.worker_id.c_str(), e.what());
+    options_.zygote = false;
+  }
+}
+
 void Worker::prepare_warm_harness() {
-  if (!options_.warm_start || warm_ || !gpu_fault().empty()) return;
+  if (!gpu_fault().empty()) return;
+  if (options_.zygote && options_.device == "cpu") {
+    prepare_zygote();
+    if (options_.zygote) return;
+  }
+  if (!options_.warm_start || warm_) return;
   try {
     warm_ = std::make_unique<judge::WarmHarness>(environment(), sandbox::Limits{});
   } catch (const std::exception& e) {
@@ -530,7 +566,9 @@ bool Worker::run_one() {
       if (options_.warm_ahead && options_.device.starts_with("cuda")) prepare_warm_harness();
       judge::Environment run_environment = environment();
       if (devices.size() > 1) run_environment.rank_devices = devices;
-      judged = judge_job(*claimed, run_environment, options_, warm.get());
+      if (options_.zygote && options_.device == "cpu") prepare_zygote();
+      judge::HarnessZygote* zygote = options_.zygote ? zygote_.get() : nullptr;
+      judged = judge_job(*claimed, run_environment, options_, warm.get(), zygote);
     } catch (const std::exception& e) {
       judged.internal_error = e.what();
     }

@@ -49,6 +49,11 @@ struct WorkerOptions {
   // following it. On an H200, back-to-back leaderboard runs went from 19.1 s to 13.8 s each, the
   // medians unchanged (docs/perf.md). CPU workers never do it: their cores are few.
   bool warm_ahead = true;
+  // A CPU worker forks each job's harness from a zygote that imported torch once (docs/sandbox.md,
+  // "Zygote"), instead of starting an interpreter per job: back-to-back jobs start in
+  // milliseconds. A zygote that fails is replaced; the job it failed is judged in a harness
+  // started for it, and its run says so. Off: the warm harness above.
+  bool zygote = true;
   // Profile mode: the Nsight Compute report is stored with the run up to this size (larger ones
   // stay on the worker's disk, and the result says so).
   std::size_t max_profile_report_bytes = std::size_t{32} << 20;
@@ -139,7 +144,8 @@ std::optional<std::string> gpu_fault(const JudgedJob& judged);
 // Runs the judge on one claimed job (no store access): the submission against its leaderboard's
 // problem, in its mode; a leaderboard submission with the leaderboard's secret seed.
 JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
-                    const WorkerOptions& options, judge::WarmHarness* warm = nullptr);
+                    const WorkerOptions& options, judge::WarmHarness* warm = nullptr,
+                    judge::HarnessZygote* zygote = nullptr);
 
 class Worker {
  public:
@@ -176,6 +182,8 @@ class Worker {
   // The harness environment (found once) and a harness started for the next job.
   const judge::Environment& environment();
   void prepare_warm_harness();
+  // The zygote for the next job: started, or replaced when it failed.
+  void prepare_zygote();
 
   std::unique_ptr<store::Store> store_;
   WorkerOptions options_;
@@ -191,6 +199,8 @@ class Worker {
   std::chrono::steady_clock::time_point last_report_{};
   std::optional<judge::Environment> environment_;
   std::unique_ptr<judge::WarmHarness> warm_;
+  std::unique_ptr<judge::HarnessZygote> zygote_;
+  int zygote_failures_ = 0;  // zygotes in a row that failed before serving a job
 };
 
 // The devices of this host: "cuda:N" for each /dev/nvidiaN, with its GPU type (the name

@@ -278,6 +278,11 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
         elif speedup > float(found["max-speedup"]):
             problems.append(f"{speedup:.1f}x faster than the reference (at most "
                             f"{found['max-speedup']}x): a faked time was ranked")
+    # `--zygote` (passed on to kj eval): a run the zygote passed over was not checked on that path.
+    zygote_warnings = [w for w in (result.get("sandbox") or {}).get("warnings", []) or []
+                       if w.startswith("zygote")]
+    if "--zygote" in [*own, *rest] and zygote_warnings:
+        problems.append(f"not forked from the zygote: {zygote_warnings[0]}")
     health = result.get("gpu_health") or {}
     if health.get("checked") and not health.get("ok"):
         problems.append(f"the GPU was left unhealthy: {health.get('message')}")

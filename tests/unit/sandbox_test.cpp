@@ -483,6 +483,40 @@ TEST(SandboxSeccomp, NamespaceCreationIsKilled) {
   EXPECT_EQ(out.signal, SIGSYS);
 }
 
+TEST(SandboxSeccomp, AZygoteMayCreateNamespacesButNotPtrace) {
+  Spec spec = shell("");
+  spec.argv = {"/usr/bin/unshare", "-U", "true"};
+  if (!fs::exists(spec.argv[0])) GTEST_SKIP() << "no unshare(1)";
+  spec.seccomp = kj::sandbox::SeccompPolicy::zygote;
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.exit_code, 0) << describe(out);
+  EXPECT_FALSE(out.seccomp_violation) << describe(out);
+
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no python3";
+  spec.argv = {"/usr/bin/python3", "-c", "import ctypes; ctypes.CDLL(None).ptrace(0, 0, 0, 0)"};
+  const Outcome killed = run(spec);
+  EXPECT_TRUE(killed.seccomp_violation) << describe(killed);
+}
+
+TEST(SandboxPassedFd, TheTargetHoldsThePassedFdAtItsNumber) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  Spec spec = shell("echo through >&5; ls /proc/self/fd | sort -n | tr '\\n' ' '");
+  spec.result_fd = -1;
+  spec.passed_fd = fds[1];
+  spec.passed_fd_target = 5;
+  const Outcome out = run(spec);
+  ::close(fds[1]);
+  char buffer[64] = {};
+  const ssize_t n = ::read(fds[0], buffer, sizeof(buffer) - 1);
+  ::close(fds[0]);
+  EXPECT_EQ(std::string(buffer, n > 0 ? static_cast<std::size_t>(n) : 0), "through\n");
+  EXPECT_EQ(out.stdout_data, "0 1 2 3 5 ") << describe(out);
+
+  spec.passed_fd_target = 1;
+  EXPECT_FALSE(run(spec).setup_error.empty()) << "a passed fd may not replace stdio";
+}
+
 TEST(SandboxSeccomp, PtraceIsKilledButThreadsAndSubprocessesWork) {
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no python3";
   Spec ok = shell("");

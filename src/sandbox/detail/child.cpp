@@ -454,18 +454,22 @@ int move_above(int fd, int floor) {
   for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &action, nullptr);
   ::setsid();
 
-  const int floor = (plan.result_fd > 16 ? plan.result_fd : 16) + 1;
+  int floor = (plan.result_fd > 16 ? plan.result_fd : 16) + 1;
+  if (plan.passed_fd_target >= floor) floor = plan.passed_fd_target + 1;
   const int in = move_above(plan.stdin_read, floor);
   const int out = move_above(plan.stdout_write, floor);
   const int errfd = move_above(plan.stderr_write, floor);
   const int result = move_above(plan.result_write, floor);
+  const int passed = move_above(plan.passed_fd, floor);
   g_ctl = move_above(g_ctl, floor);
   if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(errfd, 2) < 0)
     fail("dup2 stdio: %s", err());
   if (plan.result_fd >= 0 && ::dup2(result, plan.result_fd) < 0)
     fail("dup2 result fd %d: %s", plan.result_fd, err());
-  int keep[] = {0, 1, 2, plan.result_fd, g_ctl};
-  close_all_except(keep, 5);
+  if (passed >= 0 && ::dup2(passed, plan.passed_fd_target) < 0)
+    fail("dup2 passed fd %d: %s", plan.passed_fd_target, err());
+  int keep[] = {0, 1, 2, plan.result_fd, passed >= 0 ? plan.passed_fd_target : -1, g_ctl};
+  close_all_except(keep, 6);
 
   if (::chdir(plan.workdir.c_str()) != 0) fail("chdir %s: %s", plan.workdir.c_str(), err());
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS: %s", err());
@@ -487,8 +491,8 @@ int sandbox_init_main(void* arg) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   int keep[] = {plan.ctl_write,    plan.go_read,      plan.stdin_read, plan.stdout_write,
-                plan.stderr_write, plan.result_write, plan.netns_fd};
-  close_all_except(keep, 7);
+                plan.stderr_write, plan.result_write, plan.netns_fd,   plan.passed_fd};
+  close_all_except(keep, 8);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (read_go(plan) != kGo) ::_exit(kSetupFailedExit);  // cgroups attached (or given up)
   if (plan.netns_fd >= 0) {
@@ -512,8 +516,8 @@ int sandbox_init_main(void* arg) {
   if (target < 0) fail("fork the target: %s", err());
   if (target == 0) target_main(plan);
 
-  for (int fd :
-       {plan.go_read, plan.stdin_read, plan.stdout_write, plan.stderr_write, plan.result_write})
+  for (int fd : {plan.go_read, plan.stdin_read, plan.stdout_write, plan.stderr_write,
+                 plan.result_write, plan.passed_fd})
     if (fd >= 0) ::close(fd);
   int target_status = 0;
   int any_sigsys = 0;

@@ -54,6 +54,8 @@ struct ChildPlan {
   std::vector<sock_filter> seccomp;
   int result_fd = -1;  // fd number in the target
   int netns_fd = -1;   // a network namespace to join (setns) instead of a new one
+  int passed_fd = -1;  // an fd of the supervisor given to the target as passed_fd_target
+  int passed_fd_target = -1;
   // Child ends of the pipes (numbers in the supervisor; the child inherits them across clone).
   int ctl_write = -1, go_read = -1, stdin_read = -1, stdout_write = -1, stderr_write = -1,
       result_write = -1;
@@ -66,6 +68,7 @@ constexpr char error = 'E';       // setup failed at the named step; the run is 
 constexpr char need_idmap = 'U';  // in a fresh user namespace: write uid_map/gid_map, then go
 constexpr char exec_start = 'X';  // the target is about to execve: the wall clock starts
 constexpr char status = 'S';      // "<wait status> <any sigsys>" of the target, from init
+constexpr char hello = 'H';       // a zygote's run init, with SCM_CREDENTIALS: its host pid
 }  // namespace msg
 
 // Bytes the supervisor writes on the go pipe.

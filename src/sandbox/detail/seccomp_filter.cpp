@@ -74,9 +74,20 @@ struct ContextDeleter {
   void operator()(void* ctx) const { seccomp_release(ctx); }
 };
 
+// What a zygote may do that its runs may not: each run gets namespaces and mounts of its own.
+constexpr const char* kZygoteAllowed[] = {"mount", "umount2", "unshare"};
+
+bool allowed_for(SeccompPolicy policy, const char* name) {
+  if (policy != SeccompPolicy::zygote) return false;
+  for (const char* allowed : kZygoteAllowed)
+    if (std::strcmp(allowed, name) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
-bool build_seccomp_filter(std::vector<sock_filter>& program, std::string& error) {
+bool build_seccomp_filter(std::vector<sock_filter>& program, std::string& error,
+                          SeccompPolicy policy) {
   // Released on every path; the filter context is a libseccomp heap object.
   std::unique_ptr<void, ContextDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) {
@@ -100,14 +111,15 @@ bool build_seccomp_filter(std::vector<sock_filter>& program, std::string& error)
     return true;
   };
   for (const char* name : kKilled)
-    if (!add(SCMP_ACT_KILL_PROCESS, name, 0, nullptr)) return false;
+    if (!allowed_for(policy, name) && !add(SCMP_ACT_KILL_PROCESS, name, 0, nullptr)) return false;
   for (const char* name : kEnosys)
     if (!add(SCMP_ACT_ERRNO(ENOSYS), name, 0, nullptr)) return false;
   // Comparisons written out as {argument, op, a, b}, what SCMP_A0(op, a, b) expands to: the macros
   // are C compound literals, which clang refuses in C++ under -Wpedantic (the fuzz build).
   for (unsigned long flag : kNamespaceFlags) {
     const scmp_arg_cmp cmp{0, SCMP_CMP_MASKED_EQ, flag, flag};
-    if (!add(SCMP_ACT_KILL_PROCESS, "clone", 1, &cmp)) return false;
+    if (policy != SeccompPolicy::zygote && !add(SCMP_ACT_KILL_PROCESS, "clone", 1, &cmp))
+      return false;
   }
   // Setting another process's limits (pid != 0, new limit given): the harness runs as the same
   // user, and shrinking its limits would make the trusted side fail. Reading them is harmless.
