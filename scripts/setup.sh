@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 apt_packages=(build-essential cmake pkg-config libyaml-cpp-dev nlohmann-json3-dev libseccomp-dev
               libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libsqlite3-dev
               libssl-dev zlib1g-dev chromium chromium-driver libpq-dev postgresql
-              clang libclang-rt-dev)
+              clang libclang-rt-dev ninja-build)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

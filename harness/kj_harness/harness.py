@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 
-from . import cudaipc, guard, protocol, ranks, timing
+from . import compile_cache, cudaipc, guard, protocol, ranks, timing
 from .runner import child_main, describe_exception
 
 PROTOCOL_VERSION = 1
@@ -206,9 +206,10 @@ def read_output(reply: dict, blob: bytes, device: str):
 
 
 class Evaluation:
-    def __init__(self, job: dict, reporter: Reporter):
+    def __init__(self, job: dict, reporter: Reporter, cache: dict | None = None):
         self.job = job
         self.report = reporter
+        self.cache = cache  # compile_cache.restore's account, when the judge keeps a cache
         self.device = job["device"]
         self.reference = None
         self.accepts_device = False
@@ -321,6 +322,11 @@ class Evaluation:
         for name, task_dir in zip(("a", "b"), dirs):
             self.runners[name] = RunnerProcess(name, self.device, self.generate, task_dir,
                                                language, group(name))
+        # From here on (this process and the reference's runner), Triton compiles the
+        # reference's kernels itself instead of taking them from its cache directory, which the
+        # submission's runners can write: a binary planted there under the key of a reference
+        # kernel would run as the reference.
+        os.environ["TRITON_ALWAYS_COMPILE"] = "1"
         if self.job.get("time_reference"):
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
                                                       self.job["task_dir"], group=group("reference"))
@@ -664,6 +670,16 @@ class Evaluation:
             self.ranks.leave(False)  # before the runners stop: peers must not wait on them
         for runner in self.runners.values():
             runner.stop()
+        if self.cache is not None:
+            # After the runners stopped: nothing compiles any more.
+            try:
+                collected = compile_cache.collect(self.cache["files"])
+            except Exception as exc:  # noqa: BLE001 - a cache never changes a verdict
+                collected = {"files": [], "error": f"{type(exc).__name__}: {exc}"}
+            self.report.emit("compile_cache", offered=self.cache["offered"],
+                             restored=self.cache["restored"], stale=self.cache["stale"],
+                             **({"restore_error": self.cache["error"]} if "error" in self.cache
+                                else {}), **collected)
         self.report.emit("done", passed=passed, age_s=process_age())
         if self.ranks is not None and passed:
             self.ranks.leave(True)
@@ -813,7 +829,15 @@ def main() -> int:
         sys.path.insert(0, job["task_dir"])
         os.makedirs(job.get("workdir", "/tmp/work"), exist_ok=True)
         os.chdir(job.get("workdir", "/tmp/work"))
-        Evaluation(job, reporter).run()
+        # The earlier runs' compiled kernels, in place before any submission code runs.
+        cache = None
+        if job.get("compile_cache"):
+            try:
+                cache = compile_cache.restore()
+            except Exception as exc:  # noqa: BLE001 - a cache never changes a verdict
+                cache = {"files": {}, "offered": 0, "restored": 0, "stale": 0,
+                         "error": f"{type(exc).__name__}: {exc}"}
+        Evaluation(job, reporter, cache).run()
     except BaseException as exc:  # noqa: BLE001
         reporter.emit("error", stage="harness", kind="harness", error=describe_exception(exc))
         return 1

@@ -170,7 +170,7 @@ int exit_code_for(Verdict verdict) {
 
 int run_eval(const std::string& problem_dir, const std::string& submission_path,
              const std::string& mode_name, std::optional<std::int64_t> secret, bool json,
-             bool verbose, bool zygote, const EnvOptions& options) {
+             bool verbose, bool zygote, bool compile_cache, const EnvOptions& options) {
   const auto mode = kj::judge::mode_from_string(mode_name);
   if (!mode || *mode == kj::judge::Mode::compare) {
     std::cerr << "kj eval: --mode must be test, benchmark, leaderboard or profile\n";
@@ -188,6 +188,9 @@ int run_eval(const std::string& problem_dir, const std::string& submission_path,
   auto request =
       options.request(problem, source, fs::path(submission_path).filename().string(), *mode);
   request.secret_seed = secret;
+  // Runs of this exact source by this account on this host reuse what it compiled
+  // (docs/sandbox.md, "Compile cache").
+  if (compile_cache) request.compile_cache_scope = "local user " + std::to_string(::getuid());
   // --zygote: the harness forked from a zygote, as a CPU worker of kj serve judges
   // (docs/sandbox.md).
   std::optional<kj::judge::HarnessZygote> forked_from;
@@ -640,6 +643,10 @@ int main(int argc, char** argv) {
   eval->add_flag("--zygote", eval_zygote,
                  "CPU: fork the harness from a zygote started for this run, the path a CPU "
                  "worker of kj serve judges by (checks that path; slower for one run)");
+  bool eval_no_compile_cache = false;
+  eval->add_flag("--no-compile-cache", eval_no_compile_cache,
+                 "compile everything anew: no Triton kernels or torch extensions kept from an "
+                 "earlier run of the same file");
   options.add_to(eval);
 
   auto* compare = app.add_subcommand(
@@ -707,6 +714,10 @@ int main(int argc, char** argv) {
   serve->add_flag("--no-zygote", serve_no_zygote,
                   "the CPU worker starts an interpreter for each job instead of forking it from "
                   "a zygote that imported torch once (slower back to back)");
+  bool serve_no_compile_cache = false;
+  serve->add_flag("--no-compile-cache", serve_no_compile_cache,
+                  "compile every run's kernels anew, instead of keeping what a user's run of a "
+                  "file compiled for that user's next run of the same file");
   bool serve_no_workers = false;
   serve->add_flag("--no-workers", serve_no_workers,
                   "start no worker: the API only, queued jobs wait (benchmarks, seeding)");
@@ -741,6 +752,10 @@ int main(int argc, char** argv) {
   worker->add_flag("--no-zygote", worker_no_zygote,
                    "a CPU worker starts an interpreter for each job instead of forking it from a "
                    "zygote that imported torch once (slower back to back)");
+  bool worker_no_compile_cache = false;
+  worker->add_flag("--no-compile-cache", worker_no_compile_cache,
+                   "compile every run's kernels anew, instead of keeping what a user's run of a "
+                   "file compiled for that user's next run of the same file");
   int worker_lease_s = 60;
   worker->add_option("--lease", worker_lease_s, "seconds a claim lasts without a heartbeat")
       ->capture_default_str()
@@ -847,7 +862,7 @@ int main(int argc, char** argv) {
     if (*eval) {
       return run_eval(problem_dir, submission, mode,
                       secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
-                      eval_zygote, options);
+                      eval_zygote, !eval_no_compile_cache, options);
     }
     if (*compare)
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
@@ -862,6 +877,7 @@ int main(int argc, char** argv) {
       serve_options.use_gpus = !serve_no_gpu;
       serve_options.worker.warm_ahead = !serve_no_warm_ahead;
       serve_options.worker.zygote = !serve_no_zygote;
+      serve_options.worker.compile_cache = !serve_no_compile_cache;
       serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
@@ -876,6 +892,7 @@ int main(int argc, char** argv) {
       if (!worker_harness.empty()) worker_options.worker.harness_dir = worker_harness;
       worker_options.worker.lease = std::chrono::seconds(worker_lease_s);
       worker_options.worker.zygote = !worker_no_zygote;
+      worker_options.worker.compile_cache = !worker_no_compile_cache;
       kj::judge::discover_environment(worker_options.worker.python,
                                       worker_options.worker.harness_dir, "cpu");
       return kj::worker::run_worker_process(worker_options);

@@ -14,7 +14,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "judge/compile_cache.h"
 #include "judge/detail/cuda.h"
+#include "judge/detail/digest.h"
 #include "judge/detail/harness_run.h"
 #include "judge/detail/not_started.h"
 #include "judge/detail/profile.h"
@@ -29,6 +31,8 @@ namespace {
 constexpr const char* kHarnessMount = "/kj/harness";
 constexpr const char* kTaskMount = "/kj/task";
 constexpr const char* kTaskBMount = "/kj/task_b";
+constexpr const char* kCacheMount = "/kj/cache";  // harness/kj_harness/compile_cache.py
+constexpr const char* kCacheFile = "entries.json";
 constexpr int kRankedRechecks = 64;
 // How long the driver may take to release a killed run's GPU memory and contexts.
 constexpr std::chrono::seconds kGpuHealthGrace{5};
@@ -265,6 +269,9 @@ sandbox::Spec harness_spec(const Environment& environment, const fs::path& task_
   spec.binds.push_back({(task_root / "task").string(), kTaskMount, false, false});
   if (with_task_b)
     spec.binds.push_back({(task_root / "task_b").string(), kTaskBMount, false, false});
+  // The compile cache's file (entries.json), written there before the job is sent.
+  if (fs::is_directory(task_root / "cache"))
+    spec.binds.push_back({(task_root / "cache").string(), kCacheMount, false, false});
   spec.limits = limits;
   spec.result_fd = 3;
   return spec;
@@ -349,7 +356,8 @@ WarmHarness::WarmHarness(const Environment& environment, const sandbox::Limits& 
     : state_(std::make_unique<State>()) {
   state_->device = environment.device;
   state_->limits = limits;
-  for (const char* sub : {"task", "task_b"}) fs::create_directories(state_->task_root.path() / sub);
+  for (const char* sub : {"task", "task_b", "cache"})
+    fs::create_directories(state_->task_root.path() / sub);
   sandbox::Spec spec = harness_spec(environment, state_->task_root.path(), true, limits);
   spec.stdin_feed = state_->feed;
   state_->outcome =
@@ -380,7 +388,7 @@ constexpr std::chrono::seconds kZygoteStart{120};
 struct HarnessZygote::State {
   std::string device;
   sandbox::Limits limits;
-  TempDir mount_points;  // empty task/ and task_b/: each run covers them with its own files
+  TempDir mount_points;  // empty task/, task_b/, cache/: each run covers them with its own files
   std::unique_ptr<sandbox::Zygote> zygote;
 };
 
@@ -388,7 +396,7 @@ HarnessZygote::HarnessZygote(const Environment& environment, const sandbox::Limi
     : state_(std::make_unique<State>()) {
   state_->device = environment.device;
   state_->limits = limits;
-  for (const char* sub : {"task", "task_b"})
+  for (const char* sub : {"task", "task_b", "cache"})
     fs::create_directories(state_->mount_points.path() / sub);
   sandbox::Limits own = limits;
   own.cpu = kZygoteCpu;
@@ -419,7 +427,8 @@ namespace {
 
 // Runs the job's harness on a prepared task in the harness `state` (warm or started now).
 sandbox::Outcome run_in_harness(WarmHarness::State& state, const EvalRequest& request,
-                                const std::string& stdin_data, std::chrono::milliseconds wall) {
+                                const std::string& stdin_data, const std::string& cache_entries,
+                                std::chrono::milliseconds wall) {
   state.used = true;
   try {
     problem::materialize(*request.problem, request.submission_source,
@@ -427,6 +436,12 @@ sandbox::Outcome run_in_harness(WarmHarness::State& state, const EvalRequest& re
     if (request.mode == Mode::compare)
       problem::materialize(*request.problem, request.second_source,
                            state.task_root.path() / "task_b");
+    if (!cache_entries.empty()) {
+      const fs::path target = state.task_root.path() / "cache" / kCacheFile;
+      std::ofstream out(target, std::ios::binary | std::ios::trunc);
+      out << cache_entries;
+      if (!out) throw std::runtime_error("cannot write " + target.string());
+    }
   } catch (const std::exception& e) {
     state.feed->abandon();
     sandbox::Outcome outcome;
@@ -439,7 +454,8 @@ sandbox::Outcome run_in_harness(WarmHarness::State& state, const EvalRequest& re
 
 // The job's harness forked from the zygote, its task files in read-only tmpfs directories.
 sandbox::Outcome run_in_zygote(sandbox::Zygote& zygote, const EvalRequest& request,
-                               const std::string& stdin_data, std::chrono::milliseconds wall) {
+                               const std::string& stdin_data, const std::string& cache_entries,
+                               std::chrono::milliseconds wall) {
   sandbox::ForkSpec fork;
   try {
     fork.files.push_back(
@@ -447,6 +463,7 @@ sandbox::Outcome run_in_zygote(sandbox::Zygote& zygote, const EvalRequest& reque
     if (request.mode == Mode::compare)
       fork.files.push_back(
           {kTaskBMount, problem::task_files(*request.problem, request.second_source)});
+    if (!cache_entries.empty()) fork.files.push_back({kCacheMount, {{kCacheFile, cache_entries}}});
   } catch (const std::exception& e) {
     sandbox::Outcome outcome;
     outcome.setup_error = std::string("cannot prepare the task files: ") + e.what();
@@ -459,6 +476,23 @@ sandbox::Outcome run_in_zygote(sandbox::Zygote& zygote, const EvalRequest& reque
   fork.limits.wall = wall;
   fork.result_fd = 3;
   return zygote.run(fork);
+}
+
+// Stores what the run compiled (its compile_cache event) under its scope; the record's summary.
+nlohmann::json store_compiled(const CompileCache& cache, const std::string& scope,
+                              const std::vector<nlohmann::json>& events) {
+  const auto event = std::find_if(events.rbegin(), events.rend(), [](const nlohmann::json& e) {
+    return e["event"] == "compile_cache";
+  });
+  if (event == events.rend()) return {{"reported", 0}, {"stored", 0}, {"refused", 0}};
+  nlohmann::json summary = cache.store(scope, *event);
+  const auto files = event->find("files");
+  summary["reported"] = files != event->end() && files->is_array() ? files->size() : 0;
+  for (const char* key : {"offered", "restored", "stale", "too_large"}) {
+    const auto value = event->find(key);
+    if (value != event->end() && value->is_number_unsigned()) summary[key] = *value;
+  }
+  return summary;
 }
 
 // One evaluation of the problem as given (evaluate picks the benchmark cases for the device).
@@ -518,7 +552,20 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   WarmHarness::State* const state = zygote != nullptr ? nullptr : harness();
 
   const bool gpu = environment.device != "cpu";
-  const nlohmann::json job = detail::harness_job(request, gpu);
+  nlohmann::json job = detail::harness_job(request, gpu);
+  // The scope's compiled kernels go in with the task; what the run compiles comes back in its
+  // compile_cache event, stored below (compile_cache.h).
+  std::optional<CompileCache> cache;
+  std::string cache_scope, cache_entries;
+  if (!request.compile_cache_scope.empty()) {
+    // One owner's runs of this exact code (compile_cache.h).
+    cache_scope = request.compile_cache_scope + "\nsource " +
+                  detail::sha256_hex(request.submission_source) +
+                  (compare ? " " + detail::sha256_hex(request.second_source) : "");
+    cache.emplace(CompileCache::default_root());
+    cache_entries = cache->entries_for(cache_scope);
+    job["compile_cache"] = true;
+  }
   // The secret travels on stdin's second line, which the harness reads only after the
   // submission's process exists without access to it.
   const std::string stdin_data = job.dump() + "\n" + detail::secret_line(request);
@@ -541,16 +588,16 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   }
   sandbox::Outcome outcome;
   if (zygote != nullptr) {
-    outcome = run_in_zygote(*zygote, request, stdin_data, wall);
+    outcome = run_in_zygote(*zygote, request, stdin_data, cache_entries, wall);
     if (!outcome.started && outcome.setup_error.starts_with("zygote")) {
       // Not the submission's doing: judged the way a zygote-less worker judges it.
       const std::string why = outcome.setup_error;
-      outcome = run_in_harness(*harness(), request, stdin_data, wall);
+      outcome = run_in_harness(*harness(), request, stdin_data, cache_entries, wall);
       outcome.warnings.insert(outcome.warnings.begin(),
                               why + "; judged in a harness started for this run instead");
     }
   } else {
-    outcome = run_in_harness(*state, request, stdin_data, wall);
+    outcome = run_in_harness(*state, request, stdin_data, cache_entries, wall);
   }
   if (!outcome.started && outcome.setup_error.starts_with("cannot prepare the task files")) {
     EvalResult result =
@@ -566,6 +613,7 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
     result.verdict = Verdict::internal_error;
     result.reason = parse_error;
   }
+  if (cache) result.compile_cache = store_compiled(*cache, cache_scope, events);
   result.submission = request.submission_name;
   if (compare) result.submission += " vs " + request.second_name;
   result.device = environment.device;

@@ -242,6 +242,9 @@ struct EvalResult {
   // Profile mode: available, message, report (path of the .ncu-rep), kernels (duration_ns,
   // memory_throughput_pct, sm_throughput_pct, top_stalls).
   nlohmann::json profile;
+  // Runs with a compile cache: files offered, restored and stale (built by another toolchain)
+  // in the run, files it reported, and what the judge stored or refused of them.
+  nlohmann::json compile_cache;
   // Multi-rank runs: per rank {rank, device, verdict, reason, wall_s}; empty for one rank.
   nlohmann::json ranks = nlohmann::json::array();
 };
@@ -269,6 +272,9 @@ struct EvalRequest {
   std::optional<std::chrono::milliseconds> timeout;  // default: the problem's timeout for mode
   sandbox::Limits limits;                            // wall is overridden by the timeout
   nlohmann::json timing = nlohmann::json::object();  // benchmark settings passed to the harness
+  // Whose compile cache the run reads and feeds (compile_cache.h), e.g. a store and a user; the
+  // judge narrows it to this exact source. Empty: no compile cache.
+  std::string compile_cache_scope;
 };
 
 class HarnessZygote;

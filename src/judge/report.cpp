@@ -248,6 +248,7 @@ nlohmann::json to_json(const EvalResult& r) {
   }
   if (r.error) out["error"] = error_json(*r.error);
   if (!r.compilation.is_null()) out["compilation"] = r.compilation;
+  if (!r.compile_cache.is_null()) out["compile_cache"] = r.compile_cache;
   if (!r.not_run.empty()) out["not_run"] = r.not_run;
   if (!r.profile.is_null()) out["profile"] = r.profile;
   out["screen"] = nlohmann::json::array();
@@ -286,6 +287,12 @@ std::string render_text(const EvalResult& r, bool verbose) {
     if (r.error && r.error->stage == "compile") {
       out << indent(r.error->message, "  | ");
     }
+  }
+  if (verbose && r.compile_cache.is_object()) {
+    const auto count = [&](const char* key) { return r.compile_cache.value(key, 0); };
+    out << "compile cache: " << count("restored") << " of " << count("offered")
+        << " files restored (" << count("stale") << " from another toolchain), " << count("stored")
+        << " stored from this run\n";
   }
   std::vector<const CaseResult*> tests;
   for (const auto& c : r.tests) tests.push_back(&c);

@@ -234,6 +234,11 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
   request.mode = *mode;
   request.timing = options.timing;
   if (*mode == judge::Mode::leaderboard) request.secret_seed = job.secret_seed;
+  if (options.compile_cache && !options.compile_cache_store.empty()) {
+    request.compile_cache_scope = options.compile_cache_store + "\nuser " +
+                                  std::to_string(job.submission.user_id) + " " +
+                                  job.submission.user_name;
+  }
   const auto start = now_us();
   judge::EvalResult result = judge::evaluate(request, environment, warm, zygote);
   const auto end = now_us();
@@ -335,6 +340,14 @@ Worker::Worker(std::string store_url, WorkerOptions options, std::shared_ptr<Wor
       options_(std::move(options)),
       stats_(std::move(stats)),
       pool_(std::move(pool)) {
+  // A user's id means one user within one store: the store is part of every cache scope.
+  std::error_code ec;
+  if (store_url.starts_with("postgres://") || store_url.starts_with("postgresql://")) {
+    options_.compile_cache_store = store_url;
+  } else {
+    const std::string path = store_url.starts_with("sqlite:") ? store_url.substr(7) : store_url;
+    options_.compile_cache_store = std::filesystem::weakly_canonical(path, ec).string();
+  }
   if (stats_) stats_->set_busy(options_.worker_id, false);
   std::string gpu_types;
   for (const auto& type : options_.gpu_types) gpu_types += (gpu_types.empty() ? "" : ",") + type;

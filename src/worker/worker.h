@@ -54,6 +54,10 @@ struct WorkerOptions {
   // milliseconds. A zygote that fails is replaced; the job it failed is judged in a harness
   // started for it, and its run says so. Off: the warm harness above.
   bool zygote = true;
+  // Each user's compiled kernels (Triton's cache, torch extension builds) are kept between that
+  // user's runs (judge/compile_cache.h); the scope is the store and the user, never shared.
+  bool compile_cache = true;
+  std::string compile_cache_store;  // the store's identity in scopes; the Worker sets it
   // Profile mode: the Nsight Compute report is stored with the run up to this size (larger ones
   // stay on the worker's disk, and the result says so).
   std::size_t max_profile_report_bytes = std::size_t{32} << 20;
