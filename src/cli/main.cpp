@@ -11,6 +11,8 @@
 
 #include "bootstrap/bootstrap.h"
 #include "cli/agent_setup.h"
+#include "cli/daemon.h"
+#include "cli/eval.h"
 #include "client/client.h"
 #include "datasets/datasets.h"
 #include "judge/judge.h"
@@ -20,207 +22,9 @@
 
 namespace fs = std::filesystem;
 using kj::judge::Verdict;
+using namespace kj::cli;
 
 namespace {
-
-// Exit codes: 0 accepted / all as declared, 1 rejected / a mismatch, 2 bad input, 3 internal error.
-constexpr int kExitRejected = 1;
-constexpr int kExitBadInput = 2;
-constexpr int kExitInternal = 3;
-
-// --max-repeats and --max-time: timing caps over the device's defaults
-// (kj::judge::default_timing: short on a CPU), the same for every command that times.
-struct TimingCaps {
-  std::optional<int> max_samples;
-  std::optional<double> max_time_s;
-
-  void add_to(CLI::App* app, const std::string& per = "case") {
-    app->add_option("--max-repeats", max_samples,
-                    "timing: most samples per " + per + " (default 1000 on a GPU, 100 on a CPU)")
-        ->check(CLI::PositiveNumber);
-    app->add_option(
-           "--max-time", max_time_s,
-           "timing: most seconds of sampling per " + per + " (default 15 on a GPU, 1 on a CPU)")
-        ->check(CLI::PositiveNumber);
-  }
-  // `settings` with the caps given on the command line written over it.
-  nlohmann::json over(nlohmann::json settings) const {
-    if (max_samples) settings["max_samples"] = *max_samples;
-    if (max_time_s) settings["max_seconds"] = *max_time_s;
-    return settings;
-  }
-};
-
-struct EnvOptions {
-  std::string device = "cpu";
-  std::string python;
-  std::string harness;
-  double timeout_s = 0;
-  std::uint64_t memory_mib = 8192;
-  TimingCaps caps;
-  int only_case = -1;
-  bool no_reference = false;
-  bool no_screen = false;
-  std::size_t max_source_bytes = kj::judge::kDefaultMaxSourceBytes;
-
-  void add_to(CLI::App* app) {
-    app->add_option("--device", device,
-                    "cpu or cuda:N; a multi_gpu problem takes one GPU per rank: cuda:0,cuda:1")
-        ->capture_default_str();
-    app->add_option("--python", python, "harness interpreter (default $KJ_PYTHON, else python3)");
-    app->add_option("--harness", harness, "folder holding kj_harness (default: found beside kj)");
-    app->add_option("--timeout", timeout_s, "wall-clock limit in seconds (default: task.yml's)");
-    app->add_option("--memory-limit", memory_mib, "host memory cap in MiB")->capture_default_str();
-    caps.add_to(app);
-    app->add_option("--case", only_case, "time only benchmark number N (0-based)");
-    app->add_flag("--no-reference", no_reference, "do not time the reference beside it");
-    app->add_flag("--no-screen", no_screen, "skip the static screen (runtime defences stay)");
-    app->add_option("--max-source-bytes", max_source_bytes, "refuse larger submission sources")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-  }
-
-  kj::judge::Environment environment() const {
-    std::vector<std::string> devices;
-    std::istringstream list(device);
-    for (std::string one; std::getline(list, one, ',');) devices.push_back(one);
-    if (devices.empty()) devices.push_back(device);
-    auto environment = kj::judge::discover_environment(
-        python.empty() ? std::nullopt : std::optional(python),
-        harness.empty() ? std::nullopt : std::optional(harness), devices.front());
-    if (devices.size() > 1) {
-      for (const auto& one : devices) {
-        if (!one.starts_with("cuda:") || one.size() < 6 ||
-            one.find_first_not_of("0123456789", 5) != std::string::npos)
-          throw std::runtime_error("--device: a list of GPUs is cuda:N,cuda:M,..., not '" + device +
-                                   "'");
-      }
-      environment.rank_devices = devices;
-    }
-    return environment;
-  }
-
-  kj::judge::EvalRequest request(const kj::problem::Problem& problem, std::string source,
-                                 std::string name, kj::judge::Mode mode) const {
-    kj::judge::EvalRequest req;
-    req.problem = &problem;
-    req.submission_source = std::move(source);
-    req.submission_name = std::move(name);
-    req.mode = mode;
-    if (timeout_s > 0) {
-      req.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
-    }
-    req.limits.memory_bytes = memory_mib << 20;
-    req.timing = timing();
-    req.time_reference = !no_reference;
-    req.screen = !no_screen;
-    req.max_source_bytes = max_source_bytes;
-    return req;
-  }
-
-  // The device's default caps (short on a CPU), with --max-repeats and --max-time over them.
-  nlohmann::json timing() const { return caps.over(kj::judge::default_timing(device)); }
-
-  // The problem as this device runs it (a CPU: its cpu_benchmarks), with only the benchmark
-  // `--case` asks for.
-  kj::problem::Problem narrowed(const kj::problem::Problem& given) const {
-    kj::problem::Problem problem = given.on_device(device);
-    if (only_case < 0) return problem;
-    if (static_cast<std::size_t>(only_case) >= problem.benchmarks.size()) {
-      throw std::runtime_error("--case " + std::to_string(only_case) + ": the problem has " +
-                               std::to_string(problem.benchmarks.size()) + " " +
-                               problem.benchmark_set + " on " + device);
-    }
-    const auto index = static_cast<std::size_t>(only_case);
-    problem.benchmarks = {problem.benchmarks[index]};
-    if (index < problem.benchmark_work.size())
-      problem.benchmark_work = {problem.benchmark_work[index]};
-    return problem;
-  }
-};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// A submission's source, refused unread when it is over the limit.
-struct SourceTooLarge : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string read_source(const fs::path& path, std::size_t limit) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size > limit) {
-    throw SourceTooLarge(path.string() + " is " + std::to_string(size) +
-                         " bytes, over the limit of " + std::to_string(limit) +
-                         " bytes on a submission (--max-source-bytes); nothing was run");
-  }
-  return read_text(path);
-}
-
-int exit_code_for(Verdict verdict) {
-  if (verdict == Verdict::accepted) return 0;
-  return verdict == Verdict::internal_error ? kExitInternal : kExitRejected;
-}
-
-int run_eval(const std::string& problem_dir, const std::string& submission_path,
-             const std::string& mode_name, std::optional<std::int64_t> secret, bool json,
-             bool verbose, bool zygote, bool compile_cache, const EnvOptions& options) {
-  const auto mode = kj::judge::mode_from_string(mode_name);
-  if (!mode || *mode == kj::judge::Mode::compare) {
-    std::cerr << "kj eval: --mode must be test, benchmark, leaderboard or profile\n";
-    return kExitBadInput;
-  }
-  const kj::problem::Problem problem = options.narrowed(kj::problem::load(problem_dir));
-  for (const auto& w : problem.warnings) std::cerr << "warning: " << w << "\n";
-  const std::string source = read_source(submission_path, options.max_source_bytes);
-  const auto directives = kj::problem::parse_directives(source);
-  if (directives.leaderboard && *directives.leaderboard != problem.name && !json) {
-    std::cerr << "note: the submission's #!POPCORN leaderboard is '" << *directives.leaderboard
-              << "', evaluating against '" << problem.name << "'\n";
-  }
-  const auto environment = options.environment();
-  auto request =
-      options.request(problem, source, fs::path(submission_path).filename().string(), *mode);
-  request.secret_seed = secret;
-  // Runs of this exact source by this account on this host reuse what it compiled
-  // (docs/sandbox.md, "Compile cache").
-  if (compile_cache) request.compile_cache_scope = "local user " + std::to_string(::getuid());
-  // --zygote: the harness forked from a zygote, as a CPU worker of kj serve judges
-  // (docs/sandbox.md).
-  std::optional<kj::judge::HarnessZygote> forked_from;
-  if (zygote && environment.device == "cpu") {
-    forked_from.emplace(environment, request.limits);
-    if (!forked_from->wait_ready(std::chrono::seconds(120)))
-      std::cerr << "warning: no zygote (" << forked_from->failure()
-                << "): the harness is started for this run\n";
-  }
-  const auto result =
-      kj::judge::evaluate(request, environment, nullptr, forked_from ? &*forked_from : nullptr);
-  if (json) {
-    auto out = kj::judge::to_json(result);
-    out["timing"] = request.timing;  // the caps this run sampled under
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << kj::judge::render_text(result, verbose);
-    if (result.device == "cpu" && !result.benchmarks.empty()) {
-      std::cout << "note: CPU times are for development only; timing stopped at "
-                << request.timing["max_seconds"].dump() << " s or "
-                << request.timing["max_samples"].dump()
-                << " samples per case (--max-time, --max-repeats)"
-                << (result.benchmark_set == "cpu_benchmarks"
-                        ? ", on the CPU-sized shapes of task.yml's cpu_benchmarks"
-                        : "")
-                << "; rankings are timed on GPUs\n";
-    }
-  }
-  return exit_code_for(result.verdict);
-}
 
 std::vector<fs::path> declared_solutions(const fs::path& dir) {
   std::vector<fs::path> files;
@@ -647,7 +451,34 @@ int main(int argc, char** argv) {
   eval->add_flag("--no-compile-cache", eval_no_compile_cache,
                  "compile everything anew: no Triton kernels or torch extensions kept from an "
                  "earlier run of the same file");
+  bool eval_no_daemon = false;
+  eval->add_flag("--no-daemon", eval_no_daemon,
+                 "judge here even when a kj daemon is running (kj daemon --help)");
+  std::string eval_daemon_socket = default_daemon_socket();
+  eval->add_option("--daemon-socket", eval_daemon_socket,
+                   "the kj daemon to send the call to, if one runs there")
+      ->capture_default_str();
   options.add_to(eval);
+
+  auto* daemon = app.add_subcommand(
+      "daemon",
+      "keep a harness warm for kj eval on this host (a zygote on a CPU, the next harness "
+      "started ahead on a GPU); runs in the foreground until Ctrl-C or `kj daemon stop`");
+  DaemonOptions daemon_options;
+  daemon_options.socket = default_daemon_socket();
+  daemon->add_option("--socket", daemon_options.socket, "where kj eval finds it")
+      ->capture_default_str();
+  daemon->add_option("--device", daemon_options.device, "cpu or cuda:N")->capture_default_str();
+  daemon->add_option("--python", daemon_options.python,
+                     "harness interpreter (default $KJ_PYTHON, else python3)");
+  daemon->add_option("--harness", daemon_options.harness, "folder holding kj_harness");
+  daemon->add_option("--memory-limit", daemon_options.memory_mib, "host memory cap in MiB")
+      ->capture_default_str();
+  auto* daemon_stop = daemon->add_subcommand("stop", "stop the daemon after its current call");
+  auto* daemon_status_command = daemon->add_subcommand("status", "is one running, and how");
+  daemon_stop->fallthrough();  // `kj daemon stop --socket S`
+  daemon_status_command->fallthrough();
+  daemon->require_subcommand(0, 1);
 
   auto* compare = app.add_subcommand(
       "compare", "A/B: interleaved rounds of two submissions in one sitting, paired ratios");
@@ -860,9 +691,30 @@ int main(int argc, char** argv) {
   try {
     if (*cli_id) return run_issue_cli_id(cli_id_db, cli_id_user, cli_id_create);
     if (*eval) {
-      return run_eval(problem_dir, submission, mode,
-                      secret_seed >= 0 ? std::optional(secret_seed) : std::nullopt, json, verbose,
-                      eval_zygote, !eval_no_compile_cache, options);
+      EvalCall call;
+      call.problem_dir = fs::absolute(problem_dir).string();
+      call.submission_path = fs::absolute(submission).string();
+      call.source = read_source(submission, options.max_source_bytes);
+      call.mode = mode;
+      if (secret_seed >= 0) call.secret = secret_seed;
+      call.json = json;
+      call.verbose = verbose;
+      call.zygote = eval_zygote;
+      call.compile_cache = !eval_no_compile_cache;
+      call.options = options;
+      if (!eval_no_daemon) {
+        std::string why;
+        if (auto code = eval_by_daemon(call, eval_daemon_socket, std::cout, std::cerr, &why))
+          return *code;
+        if (!why.empty())
+          std::cerr << "kj eval: judged here, not by the kj daemon: " << why << "\n";
+      }
+      return run_eval(call, std::cout, std::cerr);
+    }
+    if (*daemon) {
+      if (*daemon_stop) return stop_daemon(daemon_options.socket, std::cout);
+      if (*daemon_status_command) return daemon_status(daemon_options.socket, std::cout);
+      return run_daemon(daemon_options);
     }
     if (*compare)
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
@@ -913,18 +765,8 @@ int main(int argc, char** argv) {
           std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now()));
       return 0;
     }
-  } catch (const SourceTooLarge& e) {
-    std::cerr << "kj: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const kj::data::DataError& e) {
-    std::cerr << "kj: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const kj::problem::ProblemError& e) {
-    std::cerr << "kj: invalid problem: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "kj: " << e.what() << "\n";
-    return kExitInternal;
+  } catch (const std::exception&) {
+    return exit_for_current_exception(std::cerr);
   }
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "judge/detail/not_started.h"
 #include "judge/detail/profile.h"
 #include "judge/detail/temp_dir.h"
+#include "judge/detail/text.h"
 
 namespace kj::judge {
 namespace fs = std::filesystem;
@@ -381,7 +382,6 @@ namespace {
 // The zygote's own sandbox: its lifetime is the worker's, so no CPU limit of a run applies to it
 // (each run it forks gets the job's).
 constexpr std::chrono::hours kZygoteCpu{24 * 365};
-constexpr std::chrono::seconds kZygoteStart{120};
 
 }  // namespace
 
@@ -492,6 +492,13 @@ nlohmann::json store_compiled(const CompileCache& cache, const std::string& scop
     const auto value = event->find(key);
     if (value != event->end() && value->is_number_unsigned()) summary[key] = *value;
   }
+  // The harness's own trouble with the cache (it went on without it): restoring, or reporting.
+  for (const auto& [key, as] :
+       {std::pair{"restore_error", "restore_error"}, {"error", "report_error"}}) {
+    const auto value = event->find(key);
+    if (value != event->end() && value->is_string())
+      summary[as] = detail::cut(value->get<std::string>(), 300);
+  }
   return summary;
 }
 
@@ -556,15 +563,19 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   // The scope's compiled kernels go in with the task; what the run compiles comes back in its
   // compile_cache event, stored below (compile_cache.h).
   std::optional<CompileCache> cache;
-  std::string cache_scope, cache_entries;
+  std::string cache_scope, cache_entries, cache_error;
   if (!request.compile_cache_scope.empty()) {
     // One owner's runs of this exact code (compile_cache.h).
     cache_scope = request.compile_cache_scope + "\nsource " +
                   detail::sha256_hex(request.submission_source) +
                   (compare ? " " + detail::sha256_hex(request.second_source) : "");
     cache.emplace(CompileCache::default_root());
-    cache_entries = cache->entries_for(cache_scope);
     job["compile_cache"] = true;
+    try {
+      cache_entries = cache->entries_for(cache_scope);
+    } catch (const std::exception& e) {
+      cache_error = std::string("the compile cache could not be read: ") + e.what();
+    }
   }
   // The secret travels on stdin's second line, which the harness reads only after the
   // submission's process exists without access to it.
@@ -613,7 +624,10 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
     result.verdict = Verdict::internal_error;
     result.reason = parse_error;
   }
-  if (cache) result.compile_cache = store_compiled(*cache, cache_scope, events);
+  if (cache) {
+    result.compile_cache = store_compiled(*cache, cache_scope, events);
+    if (!cache_error.empty()) result.compile_cache["error"] = cache_error;
+  }
   result.submission = request.submission_name;
   if (compare) result.submission += " vs " + request.second_name;
   result.device = environment.device;
