@@ -53,6 +53,12 @@ int run_problem_check(const std::string& problem_dir, bool json, const EnvOption
   const auto environment = options.environment();
   nlohmann::json report = nlohmann::json::array();
   int mismatches = 0;
+  // On a CPU the solutions are forked from one zygote, each in a sandbox of its own, as a CPU
+  // worker of kj serve judges them: the interpreter starts once, not once per file.
+  std::optional<kj::judge::HarnessZygote> zygote;
+  if (environment.device == "cpu" && !files.empty()) {
+    zygote.emplace(environment, options.request(problem, "", "", kj::judge::Mode::test).limits);
+  }
   for (const auto& file : files) {
     const std::string source = read_text(file);
     const auto declared = kj::problem::declared_verdict(source);
@@ -67,7 +73,7 @@ int run_problem_check(const std::string& problem_dir, bool json, const EnvOption
     }
     const auto result = kj::judge::evaluate(
         options.request(problem, source, file.filename().string(), kj::judge::Mode::test),
-        environment);
+        environment, nullptr, zygote ? &*zygote : nullptr);
     const std::string actual = kj::judge::to_string(result.verdict);
     // A lang: cu solution compiled on a host without a GPU: its compile was checked, no more.
     if (!result.not_run.empty() && *declared != "compile_error") {

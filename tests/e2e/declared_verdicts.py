@@ -25,6 +25,10 @@ Corpus files may add directives on the comment lines after line 1:
                           declares `# max-speedup:` runs alone too: load beside it skews the
                           comparison with the reference.
 --fail-on-flags: a file the static screen flags fails too (honest solutions must pass clean).
+--daemons: every file judged through `kj daemon`, one daemon per job: a whole corpus forked run
+  after run from the same zygotes, as a CPU worker of kj serve forks it. A run the daemon passed
+  over to a cold start fails; a file whose `# args:` the daemon does not judge with is judged by
+  kj eval itself, and its line says so.
 --jobs N: up to N runs (or problems, without --problem) at once; an `# alone:` file by itself.
 --alone only|skip: judge just the files that run alone, or all but them (default: all).
   declared_verdicts.py --kj KJ --honest PROBLEMS_ROOT DIR  # DIR/<problem>/*.py and every
@@ -35,8 +39,11 @@ import argparse
 import collections
 import json
 import os
+import queue
+import shutil
 import re
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -116,6 +123,8 @@ def wants_gpu(extra):
 
 GPU_ONLY = False  # --gpu-only: just the `# device: gpu` files
 JOBS = 1  # --jobs: runs at once
+TIME_LIMIT_TIMEOUT = 20.0  # --time-limit-timeout: the wall limit of a file declaring time_limit
+DAEMONS = None  # --daemons: a queue of the daemons' sockets, one taken per run
 ALONE = "all"  # --alone: "only" the files that run alone, "skip" them, or "all"
 
 
@@ -240,7 +249,7 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
     if not any(arg.split("=", 1)[0] == "--timeout" for arg in own + extra):
         # A short wall limit keeps the runs that must reach it fast; the others get a margin for
         # a loaded machine (the verdicts do not depend on the values).
-        own += ["--timeout", "20" if declared == "time_limit" else "60"]
+        own += ["--timeout", f"{TIME_LIMIT_TIMEOUT:g}" if declared == "time_limit" else "60"]
     # A file's own `# args:` win over the run's short defaults (an option is given once).
     given = {arg.split("=", 1)[0] for arg in own if arg.startswith("--")}
     rest, skip = [], False
@@ -253,12 +262,16 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
             continue
         rest.append(arg)
     runs.hold(alone=runs_alone(found))
+    socket = DAEMONS.get() if DAEMONS is not None else None
     try:
         start = time.monotonic()
-        proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *own, *rest],
+        daemon = ["--daemon-socket", socket] if socket else ["--no-daemon"]
+        proc = subprocess.run([kj, "eval", target, path, "--json", *mode, *own, *rest, *daemon],
                               capture_output=True, text=True)
         elapsed = time.monotonic() - start
     finally:
+        if socket:
+            DAEMONS.put(socket)
         runs.release()
     result = {}
     try:
@@ -283,6 +296,16 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
                        if w.startswith("zygote")]
     if "--zygote" in [*own, *rest] and zygote_warnings:
         problems.append(f"not forked from the zygote: {zygote_warnings[0]}")
+    note = ""
+    if socket:
+        if "judged by the kj daemon" in proc.stderr:
+            if zygote_warnings:
+                problems.append(f"not forked from the daemon's zygote: {zygote_warnings[0]}")
+        elif "judged here, not by the kj daemon" in proc.stderr:
+            note = " [judged by kj eval: " + proc.stderr.split("not by the kj daemon: ")[1].split(
+                "\n")[0] + "]"
+        else:
+            problems.append("not judged by the daemon: " + proc.stderr[-300:])
     health = result.get("gpu_health") or {}
     if health.get("checked") and not health.get("ok"):
         problems.append(f"the GPU was left unhealthy: {health.get('message')}")
@@ -294,7 +317,7 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
         problems += [f"left behind {x}" for x in leftovers(leaves)]
     if problems:
         return False, f"FAIL {name} ({elapsed:.1f} s): " + "; ".join(problems)
-    return True, f"ok   {name} ({elapsed:.1f} s): {verdict} — {reason}"
+    return True, f"ok   {name} ({elapsed:.1f} s): {verdict} — {reason}{note}"
 
 
 def check_honest(kj, problems_root, honest, extra):
@@ -339,11 +362,16 @@ def main():
     parser.add_argument("--alone", choices=("all", "only", "skip"), default="all",
                         help="only the files that run alone (`# alone:`, `# max-speedup:`), or "
                              "all but them")
+    parser.add_argument("--daemons", action="store_true",
+                        help="judge through kj daemon, one per job (corpus files only)")
+    parser.add_argument("--time-limit-timeout", type=float, default=20,
+                        help="the wall limit for a file that declares time_limit (default 20 s)")
     parser.add_argument("path")
     args, extra = parser.parse_known_args()
-    global GPU_ONLY, JOBS, ALONE
+    global GPU_ONLY, JOBS, ALONE, TIME_LIMIT_TIMEOUT
     JOBS = max(1, args.jobs)
     ALONE = args.alone
+    TIME_LIMIT_TIMEOUT = args.time_limit_timeout
     if args.gpu_only:
         GPU_ONLY = args.gpu = True
     if args.gpu and not any(arg.startswith("--device") for arg in extra):
@@ -354,15 +382,68 @@ def main():
     if args.honest:
         passed, failed = check_honest(args.kj, args.honest, args.path, extra)
     elif args.problem:
-        if os.path.isfile(args.path):
-            passed, failed = check_corpus(args.kj, args.problem, os.path.dirname(args.path) or ".",
-                                          extra, args.fail_on_flags, [os.path.basename(args.path)])
-        else:
-            passed, failed = check_corpus(args.kj, args.problem, args.path, extra, args.fail_on_flags)
+        daemons = start_daemons(args.kj, extra) if args.daemons else []
+        try:
+            passed, failed = check_corpus_path(args, extra)
+        finally:
+            failed += stop_daemons(args.kj, daemons)
     else:
         passed, failed = check_problems(args.kj, args.path, args.skipped)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
+
+
+def check_corpus_path(args, extra):
+    """The corpus (a folder, or one file of it) against --problem."""
+    if os.path.isfile(args.path):
+        return check_corpus(args.kj, args.problem, os.path.dirname(args.path) or ".", extra,
+                            args.fail_on_flags, [os.path.basename(args.path)])
+    return check_corpus(args.kj, args.problem, args.path, extra, args.fail_on_flags)
+
+
+def start_daemons(kj, extra):
+    """One `kj daemon` per job, judging with the runs' memory limit and device; their sockets go
+    in DAEMONS."""
+    global DAEMONS
+    settings = []
+    for option in ("--memory-limit", "--device", "--python", "--harness"):
+        if option in extra:
+            settings += [option, extra[extra.index(option) + 1]]
+    home = tempfile.mkdtemp(prefix="kj-verdicts-daemons-")
+    DAEMONS = queue.Queue()
+    daemons = []
+    for n in range(JOBS):
+        socket = os.path.join(home, f"daemon-{n}.sock")
+        proc = subprocess.Popen([kj, "daemon", "--socket", socket, *settings],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = proc.stdout.readline()
+        if "listening on" not in line:
+            raise SystemExit("kj daemon did not start: " + line + proc.stdout.read())
+        daemons.append((proc, socket))
+        DAEMONS.put(socket)
+    return daemons
+
+
+def stop_daemons(kj, daemons):
+    """Stops each daemon; a daemon that does not end cleanly (exit 0) is a failure."""
+    failed = 0
+    for proc, socket in daemons:
+        subprocess.run([kj, "daemon", "stop", "--socket", socket], capture_output=True, timeout=60)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        rest = proc.stdout.read()
+        served = rest.split("stopped after ")[1].split()[0] if "stopped after " in rest else "?"
+        if code != 0:
+            failed += 1
+            print(f"FAIL kj daemon at {socket} ended with {code}: {rest[-500:]}")
+        else:
+            print(f"     kj daemon at {socket} stopped cleanly after {served} call(s)")
+    if daemons:
+        shutil.rmtree(os.path.dirname(daemons[0][1]), ignore_errors=True)
+    return failed
 
 
 if __name__ == "__main__":
