@@ -40,7 +40,8 @@ std::vector<fs::path> declared_solutions(const fs::path& dir) {
   return files;
 }
 
-int run_problem_check(const std::string& problem_dir, bool json, const EnvOptions& options) {
+int run_problem_check(const std::string& problem_dir, bool json, bool use_zygote,
+                      const EnvOptions& options) {
   const kj::problem::Problem problem = kj::problem::load(problem_dir);
   for (const auto& w : problem.warnings) std::cerr << "warning: " << w << "\n";
   const auto files = declared_solutions(problem.dir);
@@ -56,7 +57,7 @@ int run_problem_check(const std::string& problem_dir, bool json, const EnvOption
   // On a CPU the solutions are forked from one zygote, each in a sandbox of its own, as a CPU
   // worker of kj serve judges them: the interpreter starts once, not once per file.
   std::optional<kj::judge::HarnessZygote> zygote;
-  if (environment.device == "cpu" && !files.empty()) {
+  if (use_zygote && environment.device == "cpu" && !files.empty()) {
     zygote.emplace(environment, options.request(problem, "", "", kj::judge::Mode::test).limits);
   }
   for (const auto& file : files) {
@@ -510,6 +511,10 @@ int main(int argc, char** argv) {
   EnvOptions check_options;
   check->add_option("DIR", check_dir)->required();
   check->add_flag("--json", check_json);
+  bool check_no_zygote = false;
+  check->add_flag("--no-zygote", check_no_zygote,
+                  "CPU: start an interpreter for each solution instead of forking them all from "
+                  "one zygote (slower)");
   check_options.add_to(check);
   auto* show = problem->add_subcommand("show", "print a problem as the judge reads it");
   std::string show_dir;
@@ -724,7 +729,7 @@ int main(int argc, char** argv) {
     }
     if (*compare)
       return run_compare(compare_dir, compare_a, compare_b, trials, compare_json, compare_options);
-    if (*check) return run_problem_check(check_dir, check_json, check_options);
+    if (*check) return run_problem_check(check_dir, check_json, !check_no_zygote, check_options);
     if (*show) return run_problem_show(show_dir);
     if (*import_kb) return run_import_kernelbench(import_sources, import_out, import_tolerance);
     if (*bootstrap) return bootstrap_command.run();

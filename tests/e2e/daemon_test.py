@@ -41,6 +41,7 @@ class Daemon:
             assert code == 0, text
             if "zygote pid " in text:
                 return int(text.split("zygote pid ")[1].split()[0])
+            assert "zygote failed" not in text, text
             time.sleep(0.5)
         raise AssertionError("the daemon's zygote never started: " + text)
 
