@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+from stat import S_ISDIR, S_ISREG
 
 CACHE_FILE = "/kj/cache/entries.json"
 # Cache name -> the environment variable naming where the compiler keeps it (set by the judge).
@@ -108,6 +109,48 @@ def restore(path: str = CACHE_FILE) -> dict:
     return {"files": restored, **summary}
 
 
+TOO_LARGE = object()  # read_plain_file: the file is over MAX_FILE_BYTES
+
+
+def own_directory_device(root: str) -> int | None:
+    """The device of `root` if it is a directory, not a link, on its parent's file system (the
+    run's /tmp): submission code may have replaced it with a link to /proc or elsewhere."""
+    try:
+        here, parent = os.lstat(root), os.lstat(os.path.dirname(root))
+    except OSError:
+        return None
+    if not S_ISDIR(here.st_mode) or here.st_dev != parent.st_dev:
+        return None
+    return here.st_dev
+
+
+def read_plain_file(path: str, device: int):
+    """(stat, content) of a regular file on the cache's own file system, opened without
+    following a link: the directories were written by submission code, which may still swap a
+    file for a link (to /proc/self/..., a pipe) between the listing and the read. None for
+    anything else; content TOO_LARGE over MAX_FILE_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        stat = os.fstat(fd)
+        if not S_ISREG(stat.st_mode) or stat.st_dev != device:
+            return None
+        if stat.st_size > MAX_FILE_BYTES:
+            return stat, TOO_LARGE
+        chunks, left = [], stat.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return stat, b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def collect(restored: dict[str, tuple[int, int]]) -> dict:
     """The files this run wrote or changed in the compilers' cache directories, as the report
     the judge stores (each torch extension with the fingerprint of what built it)."""
@@ -117,7 +160,8 @@ def collect(restored: dict[str, tuple[int, int]]) -> dict:
     fingerprints: set[str] = set()
     for name in ROOTS:
         root = root_dir(name)
-        if root is None or not os.path.isdir(root):
+        device = own_directory_device(root) if root is not None else None
+        if device is None:
             continue
         for directory, dirs, names in os.walk(root):
             dirs.sort()
@@ -126,17 +170,16 @@ def collect(restored: dict[str, tuple[int, int]]) -> dict:
                 parts = [name, *os.path.relpath(full, root).split(os.sep)]
                 if len(parts) < 3 or skipped(parts) or parts[-1] == FINGERPRINT:
                     continue
-                if os.path.islink(full) or not os.path.isfile(full):
+                data = read_plain_file(full, device)
+                if data is None:
                     continue
-                stat = os.stat(full)
+                stat, data = data
                 relative = "/".join(parts)
                 if restored.get(relative) == (stat.st_size, stat.st_mtime_ns):
                     continue
-                if stat.st_size > MAX_FILE_BYTES or total + stat.st_size > MAX_COLLECT_BYTES:
+                if data is TOO_LARGE or total + stat.st_size > MAX_COLLECT_BYTES:
                     refused += 1
                     continue
-                with open(full, "rb") as f:
-                    data = f.read()
                 total += len(data)
                 found.append({"path": relative, "mtime_ns": stat.st_mtime_ns,
                               "executable": bool(stat.st_mode & 0o111),

@@ -104,6 +104,19 @@ class CompileCacheTest(unittest.TestCase):
         reported = [f["path"] for f in compile_cache.collect({})["files"]]
         self.assertEqual(reported, ["triton/KEY/add.json"])
 
+    def test_links_and_other_file_systems_are_not_read(self):
+        os.makedirs(os.path.join(self.triton, "KEY"))
+        os.symlink("/proc/self/environ", os.path.join(self.triton, "KEY", "environ"))
+        os.symlink("/proc/self", os.path.join(self.triton, "SELF"))
+        with open(os.path.join(self.triton, "KEY", "empty.json"), "w"):
+            pass
+        reported = [f["path"] for f in compile_cache.collect({})["files"]]
+        self.assertEqual(reported, ["triton/KEY/empty.json"])  # an empty file is a file
+        # The whole cache directory replaced by a link: nothing is read through it.
+        os.rename(self.triton, self.triton + ".moved")
+        os.symlink("/proc/self", self.triton)
+        self.assertEqual(compile_cache.collect({})["files"], [])
+
 
 if __name__ == "__main__":
     unittest.main()
