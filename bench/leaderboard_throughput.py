@@ -12,7 +12,9 @@ only after it ends.
 
 PROBLEMS_DIR is copied (a folder of problem folders, e.g. reference-kernels' problems/pmpp_v2).
 Prints per-run figures from the store (claim to completion, sandbox wall, the harness's own
-times) and the throughput: runs per hour and seconds per run.
+times), each size's median of the runs' medians and their spread, and the throughput: runs per
+hour and seconds per run. `--eval-py-runs N` then times N runs of the problem's own eval.py
+(leaderboard mode, laid out as its task.yml says) one after another in the same sitting.
 """
 
 import argparse
@@ -21,12 +23,14 @@ import os
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_load import Serve, call, load  # noqa: E402
+from timing_precision import kernelbot_runs  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FINAL = {"done", "failed"}
@@ -63,6 +67,9 @@ def main():
     parser.add_argument("--serve-arg", action="append", default=[],
                         help="extra argument for kj serve (e.g. --serve-arg=--max-time=2)")
     parser.add_argument("--json", help="write the per-run figures here")
+    parser.add_argument("--eval-py-runs", type=int, default=0,
+                        help="then time this many runs of the problem's own eval.py")
+    parser.add_argument("--python", default="python3", help="the interpreter for eval.py")
     args = parser.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="kj-bench-throughput-")
@@ -133,10 +140,29 @@ def main():
                   f"process {json.dumps(r['process_times'])}, re-checks {r['recheck_path']}")
         print("  median claim to finish: "
               f"{statistics.median(r['claim_to_finish_s'] for r in rows):.2f} s")
+        sizes = len(rows[0]["medians_ns"])
+        for i in range(sizes):
+            medians = [r["medians_ns"][i] for r in rows if r["medians_ns"][i]]
+            if medians:
+                print(f"  size {i}: median of medians {statistics.median(medians) / 1e3:.3f} µs, "
+                      f"spread {(max(medians) - min(medians)) / min(medians) * 100:.2f} %, range "
+                      f"{min(medians) / 1e3:.3f}-{max(medians) / 1e3:.3f} µs over {len(medians)} runs")
+        evalpy = []
+        if args.eval_py_runs > 0:
+            shown = json.loads(subprocess.run(
+                [args.kj, "problem", "show", os.path.join(problems, args.leaderboard)],
+                capture_output=True, text=True, check=True).stdout)
+            evalpy = kernelbot_runs(argparse.Namespace(
+                runs=args.eval_py_runs, fast=args.submission, python=args.python,
+                problem=os.path.join(problems, args.leaderboard)), shown)
+            walls = [r["wall_s"] for r in evalpy]
+            print(f"eval.py: {len(walls)} leaderboard runs, {statistics.median(walls):.2f} s per "
+                  f"run (median; {min(walls):.2f}-{max(walls):.2f}), "
+                  f"{3600 / statistics.median(walls):.0f} runs per hour")
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"span_s": span, "runs": args.runs, "per_run_s": per_run,
-                           "rows": rows}, f, indent=1)
+                           "rows": rows, "eval_py": evalpy}, f, indent=1)
         if verdicts != ["accepted"]:
             sys.exit(f"not every run was accepted: {verdicts}")
     finally:

@@ -15,10 +15,12 @@ Parts:
   burst    --burst test-mode submissions POSTed by --burst-threads threads as the admin (exempt
            from the rate limit) to `kj serve --no-workers`: accepted per second, POST latency
            percentiles, and the count in the store afterwards.
-  latency  --latency-runs test-mode submissions of vectoradd's correct pytorch solution, one at a
-           time, to `kj serve --no-gpu` with its CPU worker: POST to the final SSE event, and where
-           the time went from the store's job events, the run's sandbox wall time and the
-           harness timeline.
+  latency  --latency-runs test-mode submissions of one file (--latency-solution, a path under
+           problems/: vectoradd's correct pytorch solution unless told), one at a time, to
+           `kj serve --no-gpu` with its CPU worker (`--gpu`: its GPU worker): POST to the final
+           SSE event, and where the time went from the store's job events, the run's sandbox
+           wall time and the harness timeline; how many runs the compile cache served (the
+           same file resubmitted by the same user: its Triton kernels are not compiled again).
 """
 
 import argparse
@@ -102,10 +104,10 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def workspace(tmp):
+def workspace(tmp, board=BOARD):
     problems = os.path.join(tmp, "problems")
     os.makedirs(problems)
-    shutil.copytree(os.path.join(ROOT, "problems", BOARD), os.path.join(problems, BOARD))
+    shutil.copytree(os.path.join(ROOT, "problems", board), os.path.join(problems, board))
     shutil.copy(os.path.join(ROOT, "problems", "utils.py"), problems)
     env = dict(os.environ, HOME=tmp, KJ_HARNESS_DIR=os.path.join(ROOT, "harness"))
     env.pop("KJ_SERVER", None)
@@ -232,12 +234,12 @@ def follow(url, token):
 def part_latency(args):
     tmp = tempfile.mkdtemp(prefix="kj-bench-latency-")
     try:
-        problems, env = workspace(tmp)
+        board = args.latency_solution.split("/")[0]
+        problems, env = workspace(tmp, board)
         db = os.path.join(tmp, "kj.db")
         server = Serve(args.kj, db, problems, ["--max-time", "0.2", "--max-repeats", "10"]
-                       + ([] if args.gpu else ["--no-gpu"]), env)
-        code = open(os.path.join(ROOT, "problems", BOARD, "solutions", "correct",
-                                 "pytorch.py")).read()
+                       + ([] if args.gpu else ["--no-gpu"]) + args.serve_arg, env)
+        code = open(os.path.join(ROOT, "problems", args.latency_solution)).read()
         rows = []
         try:
             for _ in range(args.latency_runs + 1):  # the first one warms the page cache
@@ -247,7 +249,7 @@ def part_latency(args):
                 posted = time.monotonic()
                 posted_wall = time.time()
                 status, data = call(server.url + "/api/submissions", "POST", server.token,
-                                    {"leaderboard": BOARD, "code": code, "mode": "test"})
+                                    {"leaderboard": board, "code": code, "mode": "test"})
                 assert status == 201, data[:300]
                 sid = json.loads(data)["id"]
                 final = follow(f"{server.url}/api/submissions/{sid}/events", server.token)
@@ -257,6 +259,7 @@ def part_latency(args):
         con = sqlite3.connect(db)
         table = []
         warnings = collections.Counter()
+        cache_hits = 0
         for sid, total, posted_wall, before in rows[1:]:
             created = con.execute("SELECT created_at FROM submissions WHERE id = ?",
                                   (sid,)).fetchone()[0] / 1e6
@@ -273,6 +276,7 @@ def part_latency(args):
                 "SELECT result_json FROM runs WHERE submission_id = ?", (sid,)).fetchone()[0])
             wall = result["sandbox"]["wall_ns"] / 1e9
             warnings.update(result["sandbox"].get("warnings", []))
+            cache_hits += (result.get("compile_cache") or {}).get("restored", 0) > 0
             marks = {m["event"]: m["t_s"] for m in result.get("timeline", [])}
             done_t = marks.get("done", 0.0)
             imports = marks.get("stage load_reference", 0.0)
@@ -295,7 +299,7 @@ def part_latency(args):
                 "load_before": before,
             })
         keys = [k for k in table[0] if k != "load_before"]
-        print(f"latency: {len(table)} test-mode submissions of {BOARD}'s correct pytorch.py on "
+        print(f"latency: {len(table)} test-mode submissions of {args.latency_solution} on "
               f"the {'GPU' if args.gpu else 'CPU'} worker, one at a time, {args.latency_gap:g} s apart "
               f"(seconds; median, min, max)")
         for k in keys:
@@ -304,6 +308,7 @@ def part_latency(args):
                   f"{max(values):8.3f}")
         print(f"  timeline marks (first run): {json.dumps(result.get('timeline'))}")
         print(f"  load average before each: {[row['load_before'] for row in table]}")
+        print(f"  runs given compiled kernels by the compile cache: {cache_hits} of {len(table)}")
         # A degraded run (a CPU worker's zygote passed over, say) shows here.
         for text, count in warnings.most_common():
             print(f"  sandbox warning in {count} of {len(table)} runs: {text}")
@@ -328,6 +333,10 @@ def main():
     parser.add_argument("--burst", type=int, default=1000)
     parser.add_argument("--burst-threads", type=int, default=32)
     parser.add_argument("--latency-runs", type=int, default=20)
+    parser.add_argument("--latency-solution", default=f"{BOARD}/solutions/correct/pytorch.py",
+                        help="latency part: the file submitted, a path under problems/")
+    parser.add_argument("--serve-arg", action="append", default=[],
+                        help="latency part: extra argument for kj serve (e.g. --serve-arg=--no-zygote)")
     args = parser.parse_args()
     parts = args.parts.split(",")
     print(f"cores: {os.cpu_count()}, load average at start: {load()}")

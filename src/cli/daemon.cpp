@@ -205,18 +205,14 @@ int run_daemon(const DaemonOptions& options) {
   ::sigaction(SIGTERM, &action, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  // The warm harness: a zygote on a CPU, the next run's harness started ahead on a GPU.
+  // The warm harness: a zygote; after zygotes failed in a row, the next run's harness started
+  // ahead.
   sandbox::Limits limits;
   limits.memory_bytes = options.memory_mib << 20;
-  const bool cpu = environment.device == "cpu";
   std::unique_ptr<judge::HarnessZygote> zygote;
   std::unique_ptr<judge::WarmHarness> warm;
   int zygote_failures = 0;
   const auto prepare = [&] {
-    if (!cpu) {
-      warm = std::make_unique<judge::WarmHarness>(environment, limits);
-      return;
-    }
     if (zygote && !zygote->failed()) {
       zygote_failures = 0;
       return;
@@ -224,20 +220,19 @@ int run_daemon(const DaemonOptions& options) {
     if (zygote) {
       std::cerr << "kj daemon: the zygote failed (" << zygote->failure() << ")\n";
       zygote.reset();
-      if (++zygote_failures >= kMaxZygoteFailures) {
+      if (++zygote_failures == kMaxZygoteFailures)
         std::cerr << "kj daemon: " << zygote_failures
-                  << " zygotes failed in a row; calls start their own harness\n";
-        return;
-      }
+                  << " zygotes failed in a row; each call gets a harness started ahead\n";
     }
     if (zygote_failures < kMaxZygoteFailures)
       zygote = std::make_unique<judge::HarnessZygote>(environment, limits);
+    else
+      warm = std::make_unique<judge::WarmHarness>(environment, limits);
   };
   prepare();
   // What the daemon holds now, for `kj daemon status`.
   const auto warm_state = [&]() -> std::string {
-    if (!cpu) return "the next harness, started ahead";
-    if (!zygote) return "none (calls start their own harness)";
+    if (!zygote) return warm ? "the next harness, started ahead" : "none";
     zygote->wait_ready(std::chrono::milliseconds(50));  // its pid, once it is up
     if (zygote->failed())
       return "zygote failed (" + zygote->failure() + "); the next call starts a new one";

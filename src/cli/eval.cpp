@@ -131,11 +131,11 @@ int run_eval(const EvalCall& call, std::ostream& out, std::ostream& err, WarmPat
   // Runs of this exact source by this account on this host reuse what it compiled
   // (docs/sandbox.md, "Compile cache").
   if (call.compile_cache) request.compile_cache_scope = "local user " + std::to_string(::getuid());
-  // --zygote: the harness forked from a zygote, as a CPU worker of kj serve judges
+  // --zygote: the harness forked from a zygote, as a worker of kj serve judges
   // (docs/sandbox.md); a daemon's zygote is used as it is.
   std::optional<kj::judge::HarnessZygote> forked_from;
   kj::judge::HarnessZygote* zygote = warm.zygote;
-  if (zygote == nullptr && call.zygote && environment.device == "cpu") {
+  if (zygote == nullptr && call.zygote) {
     forked_from.emplace(environment, request.limits);
     if (!forked_from->wait_ready(std::chrono::seconds(120)))
       err << "warning: no zygote (" << forked_from->failure()

@@ -54,10 +54,10 @@ int run_problem_check(const std::string& problem_dir, bool json, bool use_zygote
   const auto environment = options.environment();
   nlohmann::json report = nlohmann::json::array();
   int mismatches = 0;
-  // On a CPU the solutions are forked from one zygote, each in a sandbox of its own, as a CPU
-  // worker of kj serve judges them: the interpreter starts once, not once per file.
+  // The solutions are forked from one zygote, each in a sandbox of its own, as a worker of kj
+  // serve judges them: the interpreter starts once, not once per file.
   std::optional<kj::judge::HarnessZygote> zygote;
-  if (use_zygote && environment.device == "cpu" && !files.empty()) {
+  if (use_zygote && !files.empty()) {
     zygote.emplace(environment, options.request(problem, "", "", kj::judge::Mode::test).limits);
   }
   for (const auto& file : files) {
@@ -452,8 +452,8 @@ int main(int argc, char** argv) {
   eval->add_flag("-v,--verbose", verbose, "show stdout, stderr and full tracebacks");
   bool eval_zygote = false;
   eval->add_flag("--zygote", eval_zygote,
-                 "CPU: fork the harness from a zygote started for this run, the path a CPU "
-                 "worker of kj serve judges by (checks that path; slower for one run)");
+                 "fork the harness from a zygote started for this run, the path a worker of "
+                 "kj serve judges by (checks that path; slower for one run)");
   bool eval_no_compile_cache = false;
   eval->add_flag("--no-compile-cache", eval_no_compile_cache,
                  "compile everything anew: no Triton kernels or torch extensions kept from an "
@@ -469,8 +469,8 @@ int main(int argc, char** argv) {
 
   auto* daemon = app.add_subcommand(
       "daemon",
-      "keep a harness warm for kj eval on this host (a zygote on a CPU, the next harness "
-      "started ahead on a GPU); runs in the foreground until Ctrl-C or `kj daemon stop`");
+      "keep a harness warm for kj eval on this host (a zygote that imported torch once); "
+      "runs in the foreground until Ctrl-C or `kj daemon stop`");
   DaemonOptions daemon_options;
   daemon_options.socket = default_daemon_socket();
   daemon->add_option("--socket", daemon_options.socket, "where kj eval finds it")
@@ -513,8 +513,8 @@ int main(int argc, char** argv) {
   check->add_flag("--json", check_json);
   bool check_no_zygote = false;
   check->add_flag("--no-zygote", check_no_zygote,
-                  "CPU: start an interpreter for each solution instead of forking them all from "
-                  "one zygote (slower)");
+                  "start an interpreter for each solution instead of forking them all from one "
+                  "zygote (slower)");
   check_options.add_to(check);
   auto* show = problem->add_subcommand("show", "print a problem as the judge reads it");
   std::string show_dir;
@@ -550,12 +550,12 @@ int main(int argc, char** argv) {
   bool serve_no_warm_ahead = false;
   serve->add_flag("--no-gpu", serve_no_gpu, "one CPU worker even when GPUs are present");
   serve->add_flag("--no-warm-ahead", serve_no_warm_ahead,
-                  "GPU workers start the next job's harness only after a job ends, not as it "
-                  "begins (fewer runs per hour)");
+                  "with --no-zygote: GPU workers start the next job's harness only after a job "
+                  "ends, not as it begins (fewer runs per hour)");
   bool serve_no_zygote = false;
   serve->add_flag("--no-zygote", serve_no_zygote,
-                  "the CPU worker starts an interpreter for each job instead of forking it from "
-                  "a zygote that imported torch once (slower back to back)");
+                  "workers start an interpreter for each job instead of forking it from a "
+                  "zygote that imported torch once (slower back to back)");
   bool serve_no_compile_cache = false;
   serve->add_flag("--no-compile-cache", serve_no_compile_cache,
                   "compile every run's kernels anew, instead of keeping what a user's run of a "
@@ -592,8 +592,8 @@ int main(int argc, char** argv) {
   worker->add_option("--harness", worker_harness, "folder holding kj_harness");
   bool worker_no_zygote = false;
   worker->add_flag("--no-zygote", worker_no_zygote,
-                   "a CPU worker starts an interpreter for each job instead of forking it from a "
-                   "zygote that imported torch once (slower back to back)");
+                   "start an interpreter for each job instead of forking it from a zygote that "
+                   "imported torch once (slower back to back)");
   bool worker_no_compile_cache = false;
   worker->add_flag("--no-compile-cache", worker_no_compile_cache,
                    "compile every run's kernels anew, instead of keeping what a user's run of a "

@@ -408,9 +408,8 @@ HarnessZygote::HarnessZygote(const Environment& environment, const sandbox::Limi
 HarnessZygote::~HarnessZygote() = default;
 
 bool HarnessZygote::fits(const EvalRequest& request, const Environment& environment) const {
-  return environment.device == "cpu" && state_->device == environment.device &&
-         environment.wrapper.empty() && same_limits_but_wall(state_->limits, request.limits) &&
-         !state_->zygote->failed();
+  return state_->device == environment.device && environment.wrapper.empty() &&
+         same_limits_but_wall(state_->limits, request.limits) && !state_->zygote->failed();
 }
 
 bool HarnessZygote::wait_ready(std::chrono::milliseconds timeout) {

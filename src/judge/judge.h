@@ -303,8 +303,9 @@ class WarmHarness {
 
 // A zygote of harnesses (docs/sandbox.md, "Zygote"): one process, in a sandbox like a
 // harness's, that imported torch, numpy and triton once and forks each evaluation's harness
-// into a sandbox of its own, so back-to-back jobs start in milliseconds. CPU only: nothing in it
-// may start CUDA before a fork. Serves any number of evaluations, one at a time.
+// into a sandbox of its own, so back-to-back jobs start in milliseconds. Nothing in it starts
+// CUDA (a context does not survive fork): on a GPU each forked run's processes create their own.
+// Serves any number of evaluations, one at a time.
 class HarnessZygote {
  public:
   // Starts the zygote; it is ready (wait_ready) once its imports are done.

@@ -429,7 +429,7 @@ void Worker::prepare_zygote() {
 
 void Worker::prepare_warm_harness() {
   if (!gpu_fault().empty()) return;
-  if (options_.zygote && options_.device == "cpu") {
+  if (options_.zygote) {
     prepare_zygote();
     if (options_.zygote) return;
   }
@@ -575,11 +575,12 @@ bool Worker::run_one() {
     try {
       // A warm harness serves one job. The next is started now on a GPU worker (its imports
       // run on the host's other cores while this job runs), else once this one is recorded.
+      // With a zygote there is none: each job is forked from it.
       std::unique_ptr<judge::WarmHarness> warm = std::move(warm_);
       if (options_.warm_ahead && options_.device.starts_with("cuda")) prepare_warm_harness();
       judge::Environment run_environment = environment();
       if (devices.size() > 1) run_environment.rank_devices = devices;
-      if (options_.zygote && options_.device == "cpu") prepare_zygote();
+      if (options_.zygote) prepare_zygote();
       judge::HarnessZygote* zygote = options_.zygote ? zygote_.get() : nullptr;
       judged = judge_job(*claimed, run_environment, options_, warm.get(), zygote);
     } catch (const std::exception& e) {

@@ -49,10 +49,11 @@ struct WorkerOptions {
   // following it. On an H200, back-to-back leaderboard runs went from 19.1 s to 13.8 s each, the
   // medians unchanged (docs/perf.md). CPU workers never do it: their cores are few.
   bool warm_ahead = true;
-  // A CPU worker forks each job's harness from a zygote that imported torch once (docs/sandbox.md,
+  // A worker forks each job's harness from a zygote that imported torch once (docs/sandbox.md,
   // "Zygote"), instead of starting an interpreter per job: back-to-back jobs start in
-  // milliseconds. A zygote that fails is replaced; the job it failed is judged in a harness
-  // started for it, and its run says so. Off: the warm harness above.
+  // milliseconds (on a GPU each run then creates its CUDA context). A zygote that fails is
+  // replaced; the job it failed is judged in a harness started for it, and its run says so.
+  // Off, or after zygotes failed in a row: the warm harness above.
   bool zygote = true;
   // Each user's compiled kernels (Triton's cache, torch extension builds) are kept between that
   // user's runs (judge/compile_cache.h); the scope is the store and the user, never shared.
