@@ -72,6 +72,7 @@ nlohmann::json to_json(const EvalCall& call) {
             {"memory_mib", o.memory_mib},
             {"max_samples", o.caps.max_samples ? nlohmann::json(*o.caps.max_samples) : nullptr},
             {"max_time_s", o.caps.max_time_s ? nlohmann::json(*o.caps.max_time_s) : nullptr},
+            {"min_time_s", o.caps.min_time_s ? nlohmann::json(*o.caps.min_time_s) : nullptr},
             {"only_case", o.only_case},
             {"no_reference", o.no_reference},
             {"no_screen", o.no_screen},
@@ -98,6 +99,8 @@ EvalCall eval_call_from_json(const nlohmann::json& json) {
   options.memory_mib = o.at("memory_mib").get<std::uint64_t>();
   if (!o.at("max_samples").is_null()) options.caps.max_samples = o.at("max_samples").get<int>();
   if (!o.at("max_time_s").is_null()) options.caps.max_time_s = o.at("max_time_s").get<double>();
+  if (o.contains("min_time_s") && !o.at("min_time_s").is_null())
+    options.caps.min_time_s = o.at("min_time_s").get<double>();
   options.only_case = o.at("only_case").get<int>();
   options.no_reference = o.at("no_reference").get<bool>();
   options.no_screen = o.at("no_screen").get<bool>();

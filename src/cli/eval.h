@@ -24,10 +24,12 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
 
 // --max-repeats and --max-time: timing caps over the device's defaults
-// (kj::judge::default_timing: short on a CPU), the same for every command that times.
+// (kj::judge::default_timing: short on a CPU), and --min-time, the stopping rule's minimum
+// (docs/timing.md); the same for every command that times.
 struct TimingCaps {
   std::optional<int> max_samples;
   std::optional<double> max_time_s;
+  std::optional<double> min_time_s;
 
   void add_to(CLI::App* app, const std::string& per = "case") {
     app->add_option("--max-repeats", max_samples,
@@ -37,11 +39,17 @@ struct TimingCaps {
            "--max-time", max_time_s,
            "timing: most seconds of sampling per " + per + " (default 15 on a GPU, 1 on a CPU)")
         ->check(CLI::PositiveNumber);
+    app->add_option("--min-time", min_time_s,
+                    "timing: fewest seconds of sampling per " + per +
+                        " before the stopping rule may stop (default 0.5; shorter runs, medians "
+                        "over a shorter stretch)")
+        ->check(CLI::NonNegativeNumber);
   }
   // `settings` with the caps given on the command line written over it.
   nlohmann::json over(nlohmann::json settings) const {
     if (max_samples) settings["max_samples"] = *max_samples;
     if (max_time_s) settings["max_seconds"] = *max_time_s;
+    if (min_time_s) settings["min_seconds"] = *min_time_s;
     return settings;
   }
 };
