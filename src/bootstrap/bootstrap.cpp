@@ -356,13 +356,17 @@ class StepClock {
   nlohmann::json stages_ = nlohmann::json::object();
 };
 
+// Zygotes of one lane that fail in a row before it goes on without one.
+constexpr int kMaxZygoteFailures = 3;
+
 // Journal-only keys: where the row's time went. rows.jsonl leaves them out.
 constexpr const char* kElapsedKey = "elapsed_s";
 constexpr const char* kStagesKey = "stages_s";
 
+// `zygote`: the lane's, when it has one; the row's evaluations are forked from it.
 json process_row(const CorpusRow& row, Translator& translator,
                  const judge::Environment& environment, const BootstrapOptions& options,
-                 StepClock& clock) {
+                 StepClock& clock, judge::HarnessZygote* zygote) {
   json out = {{"row_id", row.row_id},
               {"origin", row.origin},
               {"kind", row.kind},
@@ -392,14 +396,15 @@ json process_row(const CorpusRow& row, Translator& translator,
     out["reason"] = row.parse_error;
     return out;
   }
-  // The row's judged evaluations run in harnesses started ahead (sandbox set up, torch
-  // imported) while the PyTorch program runs: the test evaluation's and, when timing, the timed
-  // one's. A later turn's are started as the turn before begins. A fresh sandbox per evaluation,
-  // as without them.
+  // The row's judged evaluations are forked from the lane's zygote; without one they run in
+  // harnesses started ahead (sandbox set up, torch imported) while the PyTorch program runs:
+  // the test evaluation's and, when timing, the timed one's. A later turn's are started as the
+  // turn before begins. A fresh sandbox per evaluation either way.
   sandbox::Limits limits;
   limits.memory_bytes = options.memory_bytes;
   std::deque<std::unique_ptr<judge::WarmHarness>> ahead;
   auto start_ahead = [&] {
+    if (zygote != nullptr) return;
     try {
       ahead.push_back(std::make_unique<judge::WarmHarness>(environment, limits));
     } catch (const std::exception&) {
@@ -484,10 +489,13 @@ json process_row(const CorpusRow& row, Translator& translator,
       request.screen = options.screen;
       request.limits = limits;
       request.time_reference = false;
+      // The timing (and a later turn with the same code) gets the test's compiled kernels.
+      if (options.compile_cache)
+        request.compile_cache_scope = "bootstrap, local user " + std::to_string(::getuid());
       // Another evaluation may follow: the timing, or the next turn's.
       auto warm = next_warm(options.timing || turn < options.turns);
       const judge::EvalResult judged =
-          clock("test", [&] { return judge::evaluate(request, environment, warm.get()); });
+          clock("test", [&] { return judge::evaluate(request, environment, warm.get(), zygote); });
       clock.stages("test", judged);
       out["verdict"] = judge::to_string(judged.verdict);
       out["reason"] = judged.reason;
@@ -499,8 +507,8 @@ json process_row(const CorpusRow& row, Translator& translator,
           request.time_reference = true;
           request.timing = options.timing_settings;
           warm = next_warm(turn < options.turns);
-          const judge::EvalResult timed =
-              clock("timing", [&] { return judge::evaluate(request, environment, warm.get()); });
+          const judge::EvalResult timed = clock(
+              "timing", [&] { return judge::evaluate(request, environment, warm.get(), zygote); });
           clock.stages("timing", timed);
           if (timed.verdict != judge::Verdict::accepted) {
             out["verdict"] = judge::to_string(timed.verdict);
@@ -788,15 +796,46 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
   std::size_t finished_now = 0, accepted_now = 0;
   const auto start = std::chrono::steady_clock::now();
   auto work = [&] {
+    // The lane's zygote, replaced when it failed; after kMaxZygoteFailures in a row, none.
+    std::unique_ptr<judge::HarnessZygote> zygote;
+    int zygote_failures = 0;
+    const auto lane_zygote = [&]() -> judge::HarnessZygote* {
+      if (!options.zygote || zygote_failures >= kMaxZygoteFailures) return nullptr;
+      if (zygote && !zygote->failed()) return zygote.get();
+      if (zygote) {
+        std::lock_guard lock(mutex);
+        progress << "bootstrap: a zygote failed (" << zygote->failure() << ")"
+                 << (zygote_failures + 1 >= kMaxZygoteFailures
+                         ? "; this lane's evaluations start their own harness from now on"
+                         : "")
+                 << std::endl;
+        zygote.reset();
+        if (++zygote_failures >= kMaxZygoteFailures) return nullptr;
+      }
+      sandbox::Limits limits;
+      limits.memory_bytes = options.memory_bytes;
+      try {
+        zygote = std::make_unique<judge::HarnessZygote>(environment, limits);
+      } catch (const std::exception& e) {
+        zygote_failures = kMaxZygoteFailures;
+        std::lock_guard lock(mutex);
+        progress << "bootstrap: no zygote (" << e.what() << "); evaluations start their own harness"
+                 << std::endl;
+        return nullptr;
+      }
+      return zygote.get();
+    };
     while (true) {
       const std::size_t k = next.fetch_add(1);
       if (k >= pending.size()) return;
       const CorpusRow& row = corpus[pending[k]];
       json result;
       StepClock clock;
+      judge::HarnessZygote* const forker = lane_zygote();
       try {
-        result =
-            clock("row", [&] { return process_row(row, translator, environment, options, clock); });
+        result = clock("row", [&] {
+          return process_row(row, translator, environment, options, clock, forker);
+        });
       } catch (const std::exception& e) {
         result = {{"row_id", row.row_id}, {"verdict", "internal_error"}, {"reason", e.what()}};
       }

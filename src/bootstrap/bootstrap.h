@@ -106,6 +106,12 @@ struct BootstrapOptions {
   std::chrono::seconds benchmark_timeout{600};
   std::uint64_t memory_bytes = 8ULL << 30;
   bool screen = true;  // the judge's static screen on translations
+  // Each row's evaluations are forked from a zygote of its lane (docs/sandbox.md, "Zygote"),
+  // not started as interpreters of their own.
+  bool zygote = true;
+  // A translation's compiled kernels are kept from its test for its timing (and for a later
+  // bootstrap of the same code by this account): docs/sandbox.md, "Compile cache".
+  bool compile_cache = true;
 };
 
 struct BootstrapSummary {

@@ -333,7 +333,7 @@ struct BootstrapCommand {
   double request_timeout_s = 600, backoff_s = 2;
   kj::bootstrap::BootstrapOptions options;
   int test_timeout_s = 300, benchmark_timeout_s = 600;
-  bool no_timing = false, no_screen = false;
+  bool no_timing = false, no_screen = false, no_zygote = false, no_compile_cache = false;
   EnvOptions env;
 
   void add_to(CLI::App* app) {
@@ -374,6 +374,12 @@ struct BootstrapCommand {
         ->capture_default_str();
     app->add_flag("--no-timing", no_timing, "do not time accepted translations");
     app->add_flag("--no-screen", no_screen, "skip the static screen on translations");
+    app->add_flag("--no-zygote", no_zygote,
+                  "start an interpreter for each evaluation instead of forking it from a zygote "
+                  "that imported torch once per lane (slower)");
+    app->add_flag("--no-compile-cache", no_compile_cache,
+                  "compile a translation's kernels anew for its timing instead of reusing its "
+                  "test's");
     app->add_option("--device", env.device, "cpu or cuda:N")->capture_default_str();
     app->add_option("--python", env.python, "harness interpreter (default $KJ_PYTHON)");
     app->add_option("--harness", env.harness, "folder holding kj_harness");
@@ -407,6 +413,8 @@ struct BootstrapCommand {
         prompt_file.empty() ? kj::bootstrap::default_prompt_template() : read_text(prompt_file);
     options.timing = !no_timing;
     options.screen = !no_screen;
+    options.zygote = !no_zygote;
+    options.compile_cache = !no_compile_cache;
     options.timing_settings = env.timing();
     options.test_timeout = std::chrono::seconds(test_timeout_s);
     options.benchmark_timeout = std::chrono::seconds(benchmark_timeout_s);
