@@ -105,9 +105,11 @@ def percentile(values, p):
 
 
 def workspace(tmp, board=BOARD):
+    """A copy of problems/BOARD (and of `board`, which may take its files from BOARD's)."""
     problems = os.path.join(tmp, "problems")
     os.makedirs(problems)
-    shutil.copytree(os.path.join(ROOT, "problems", board), os.path.join(problems, board))
+    for name in sorted({BOARD, board}):
+        shutil.copytree(os.path.join(ROOT, "problems", name), os.path.join(problems, name))
     shutil.copy(os.path.join(ROOT, "problems", "utils.py"), problems)
     env = dict(os.environ, HOME=tmp, KJ_HARNESS_DIR=os.path.join(ROOT, "harness"))
     env.pop("KJ_SERVER", None)

@@ -818,6 +818,15 @@ def main() -> int:
     if job.get("protocol") != PROTOCOL_VERSION:
         print(f"kj harness: unsupported protocol {job.get('protocol')}", file=sys.stderr)
         return 2
+    if job.get("mode") == "bootstrap_probe":
+        # Not an evaluation: the bootstrap's first step on a row (kj_harness.bootstrap), in a
+        # run forked from the zygote, its facts on fd 3.
+        if preload_error is not None:
+            print(f"kj harness: the imports failed: {preload_error!r}", file=sys.stderr)
+            return 1
+        from . import bootstrap
+
+        return bootstrap.probe(str(job["task_dir"]))
     HARNESS_FDS.add(int(job["result_fd"]))
     reporter = Reporter(job["result_fd"])
     try:

@@ -167,28 +167,54 @@ json row_file(const CorpusRow& row) {
   return {{"entrypoint", row.entrypoint}, {"tests_code", row.tests_code}, {"kind", row.kind}};
 }
 
-ProbeResult run_pytorch(const CorpusRow& row, const judge::Environment& environment,
-                        const BootstrapOptions& options) {
+// The probe's run: forked from `zygote` when there is one (torch is imported already, so the
+// GPU's lease is not held through the imports), else a sandbox of its own started now.
+sandbox::Outcome probe_run(const CorpusRow& row, const judge::Environment& environment,
+                           const BootstrapOptions& options, judge::HarnessZygote* zygote) {
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"row.json", dump(row_file(row))},
+      {"pt_program.py", row.pt_code},
+      {"program.py", row.tests_code.empty() ? row.pt_code : row.pt_code + "\n\n" + row.tests_code}};
+  sandbox::Limits limits;
+  limits.memory_bytes = options.memory_bytes;
+  limits.wall = std::chrono::duration_cast<std::chrono::milliseconds>(options.test_timeout);
+  if (zygote != nullptr && !zygote->failed()) {
+    const nlohmann::json job = {
+        {"protocol", 1}, {"mode", "bootstrap_probe"}, {"task_dir", kTaskMount}};
+    sandbox::Outcome outcome;
+    {
+      // The GPU is leased like an evaluation's (judge.h): no other run's kernels beside it.
+      const judge::GpuLease lease(environment.device);
+      outcome = zygote->fork_run(files, job.dump(), limits);
+    }
+    // A zygote that could not start it is not the row's doing: run it the zygote-less way
+    // (the lane replaces the zygote before its next row).
+    if (outcome.started || !outcome.setup_error.starts_with("zygote")) return outcome;
+  }
   detail::ScratchDir scratch("kj-bootstrap-pt-");
   // A world-readable folder inside the private scratch: the sandbox's user reads it.
   const fs::path task = scratch.path() / "task";
   fs::create_directories(task);
-  detail::write_file(task / "row.json", dump(row_file(row)));
-  detail::write_file(task / "pt_program.py", row.pt_code);
-  detail::write_file(task / "program.py",
-                     row.tests_code.empty() ? row.pt_code : row.pt_code + "\n\n" + row.tests_code);
+  for (const auto& [name, content] : files) detail::write_file(task / name, content);
   sandbox::Spec spec = judge::harness_sandbox(environment);
   spec.argv = {environment.python.string(), "-m", "kj_harness.bootstrap", "probe", kTaskMount};
   spec.binds.push_back({task.string(), kTaskMount, false, false});
   spec.workdir = "/tmp";
-  spec.limits.memory_bytes = options.memory_bytes;
-  spec.limits.wall = std::chrono::duration_cast<std::chrono::milliseconds>(options.test_timeout);
+  spec.limits = limits;
+  sandbox::Outcome outcome;
+  {
+    const judge::GpuLease lease(environment.device);
+    outcome = sandbox::run(spec);
+  }
+  return outcome;
+}
+
+ProbeResult run_pytorch(const CorpusRow& row, const judge::Environment& environment,
+                        const BootstrapOptions& options, judge::HarnessZygote* zygote) {
   ProbeResult probe;
   sandbox::Outcome outcome;
   try {
-    // The GPU is leased like an evaluation's (judge.h): no other run's kernels beside it.
-    const judge::GpuLease lease(environment.device);
-    outcome = sandbox::run(spec);
+    outcome = probe_run(row, environment, options, zygote);
   } catch (const std::exception& e) {
     probe.infrastructure = true;
     probe.error = e.what();
@@ -424,7 +450,7 @@ json process_row(const CorpusRow& row, Translator& translator,
   start_ahead();
   if (options.timing) start_ahead();
   const ProbeResult probe =
-      clock("pytorch", [&] { return run_pytorch(row, environment, options); });
+      clock("pytorch", [&] { return run_pytorch(row, environment, options, zygote); });
   out["pt_code_runs"] = probe.runs;
   out["stdout"] = probe.stdout_text;
   out["stderr"] = probe.stderr_text;

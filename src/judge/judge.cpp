@@ -416,6 +416,16 @@ bool HarnessZygote::wait_ready(std::chrono::milliseconds timeout) {
   return state_->zygote->wait_ready(timeout);
 }
 
+sandbox::Outcome HarnessZygote::fork_run(std::vector<std::pair<std::string, std::string>> task,
+                                         const std::string& job, const sandbox::Limits& limits) {
+  sandbox::ForkSpec fork;
+  fork.files.push_back({kTaskMount, std::move(task)});
+  fork.stdin_data = job + "\n";
+  fork.limits = limits;
+  fork.result_fd = 3;
+  return state_->zygote->run(fork);
+}
+
 bool HarnessZygote::failed() const { return state_->zygote->failed(); }
 
 std::string HarnessZygote::failure() const { return state_->zygote->failure(); }

@@ -318,6 +318,12 @@ class HarnessZygote {
   // limit aside) and no wrapper (a profile's) is asked for.
   bool fits(const EvalRequest& request, const Environment& environment) const;
   bool wait_ready(std::chrono::milliseconds timeout);
+  // A run forked from the zygote that is not an evaluation: the harness reads `job` (one JSON
+  // line; its "mode" says what it does, e.g. the bootstrap's "bootstrap_probe") with `task` as
+  // its read-only task directory, under `limits`. The outcome is sandbox::run's; a setup_error
+  // starting with "zygote" means the zygote could not start it (not the run's doing).
+  sandbox::Outcome fork_run(std::vector<std::pair<std::string, std::string>> task,
+                            const std::string& job, const sandbox::Limits& limits);
   // It can serve no more runs (it exited, or this host cannot give forked runs their cgroups).
   bool failed() const;
   std::string failure() const;
