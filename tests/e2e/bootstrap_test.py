@@ -220,8 +220,11 @@ def check_resume(kj: str, root: str, work: pathlib.Path, url: str) -> None:
     corpus = work / "corpus.jsonl"
     write_corpus(corpus, names, junk_line=False)
     whole = work / "whole"
-    run = subprocess.run(kj_command(kj, corpus, whole, url, root), capture_output=True, text=True,
-                         timeout=600)
+    # The uninterrupted run starts an interpreter per step (--no-zygote), the resumed one forks
+    # every step from its lanes' zygotes: their rows must be the same bytes (the PyTorch
+    # program's stdout and stderr among them).
+    run = subprocess.run(kj_command(kj, corpus, whole, url, root) + ["--no-zygote"],
+                         capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         print(run.stderr)
         fail("the uninterrupted run failed")
