@@ -382,9 +382,6 @@ class StepClock {
   nlohmann::json stages_ = nlohmann::json::object();
 };
 
-// Zygotes of one lane that fail in a row before it goes on without one.
-constexpr int kMaxZygoteFailures = 3;
-
 // Journal-only keys: where the row's time went. rows.jsonl leaves them out.
 constexpr const char* kElapsedKey = "elapsed_s";
 constexpr const char* kStagesKey = "stages_s";
@@ -822,42 +819,21 @@ BootstrapSummary run_bootstrap(const std::vector<CorpusRow>& corpus, Translator&
   std::size_t finished_now = 0, accepted_now = 0;
   const auto start = std::chrono::steady_clock::now();
   auto work = [&] {
-    // The lane's zygote, replaced when it failed; after kMaxZygoteFailures in a row, none.
-    std::unique_ptr<judge::HarnessZygote> zygote;
-    int zygote_failures = 0;
-    const auto lane_zygote = [&]() -> judge::HarnessZygote* {
-      if (!options.zygote || zygote_failures >= kMaxZygoteFailures) return nullptr;
-      if (zygote && !zygote->failed()) return zygote.get();
-      if (zygote) {
-        std::lock_guard lock(mutex);
-        progress << "bootstrap: a zygote failed (" << zygote->failure() << ")"
-                 << (zygote_failures + 1 >= kMaxZygoteFailures
-                         ? "; this lane's evaluations start their own harness from now on"
-                         : "")
-                 << std::endl;
-        zygote.reset();
-        if (++zygote_failures >= kMaxZygoteFailures) return nullptr;
-      }
-      sandbox::Limits limits;
-      limits.memory_bytes = options.memory_bytes;
-      try {
-        zygote = std::make_unique<judge::HarnessZygote>(environment, limits);
-      } catch (const std::exception& e) {
-        zygote_failures = kMaxZygoteFailures;
-        std::lock_guard lock(mutex);
-        progress << "bootstrap: no zygote (" << e.what() << "); evaluations start their own harness"
-                 << std::endl;
-        return nullptr;
-      }
-      return zygote.get();
-    };
+    // The lane's zygote (replaced when it failed); none with --no-zygote or once the keeper
+    // gave up on zygotes.
+    sandbox::Limits limits;
+    limits.memory_bytes = options.memory_bytes;
+    judge::ZygoteKeeper zygotes(environment, limits, [&](const std::string& line) {
+      std::lock_guard lock(mutex);
+      progress << "bootstrap: " << line << std::endl;
+    });
     while (true) {
       const std::size_t k = next.fetch_add(1);
       if (k >= pending.size()) return;
       const CorpusRow& row = corpus[pending[k]];
       json result;
       StepClock clock;
-      judge::HarnessZygote* const forker = lane_zygote();
+      judge::HarnessZygote* const forker = options.zygote ? zygotes.get() : nullptr;
       try {
         result = clock("row", [&] {
           return process_row(row, translator, environment, options, clock, forker);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -24,8 +25,6 @@ namespace {
 constexpr std::size_t kMaxMessage = std::size_t{64} << 20;
 // A client that connected must send its request within this; the daemon serves one at a time.
 constexpr int kRequestTimeoutS = 10;
-// Zygotes that fail in a row before the daemon goes on without one (as a worker does).
-constexpr int kMaxZygoteFailures = 3;
 
 volatile std::sig_atomic_t stop_requested = 0;
 void request_stop(int) { stop_requested = 1; }
@@ -205,34 +204,23 @@ int run_daemon(const DaemonOptions& options) {
   ::sigaction(SIGTERM, &action, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  // The warm harness: a zygote; after zygotes failed in a row, the next run's harness started
-  // ahead.
+  // The warm harness: a zygote; once the keeper gave up on zygotes, the next call's harness
+  // started ahead.
   sandbox::Limits limits;
   limits.memory_bytes = options.memory_mib << 20;
-  std::unique_ptr<judge::HarnessZygote> zygote;
+  std::optional<judge::ZygoteKeeper> zygotes(
+      std::in_place, environment, limits,
+      [](const std::string& line) { std::cerr << "kj daemon: " << line << "\n"; });
+  judge::HarnessZygote* zygote = nullptr;
   std::unique_ptr<judge::WarmHarness> warm;
-  int zygote_failures = 0;
   const auto prepare = [&] {
-    if (zygote && !zygote->failed()) {
-      zygote_failures = 0;
-      return;
-    }
-    if (zygote) {
-      std::cerr << "kj daemon: the zygote failed (" << zygote->failure() << ")\n";
-      zygote.reset();
-      if (++zygote_failures == kMaxZygoteFailures)
-        std::cerr << "kj daemon: " << zygote_failures
-                  << " zygotes failed in a row; each call gets a harness started ahead\n";
-    }
-    if (zygote_failures < kMaxZygoteFailures)
-      zygote = std::make_unique<judge::HarnessZygote>(environment, limits);
-    else
-      warm = std::make_unique<judge::WarmHarness>(environment, limits);
+    zygote = zygotes->get();
+    if (zygote == nullptr) warm = std::make_unique<judge::WarmHarness>(environment, limits);
   };
   prepare();
   // What the daemon holds now, for `kj daemon status`.
   const auto warm_state = [&]() -> std::string {
-    if (!zygote) return warm ? "the next harness, started ahead" : "none";
+    if (zygote == nullptr) return warm ? "the next harness, started ahead" : "none";
     zygote->wait_ready(std::chrono::milliseconds(50));  // its pid, once it is up
     if (zygote->failed())
       return "zygote failed (" + zygote->failure() + "); the next call starts a new one";
@@ -276,8 +264,7 @@ int run_daemon(const DaemonOptions& options) {
         std::ostringstream out, err;
         int code = kExitInternal;
         try {
-          code =
-              run_eval(eval_call_from_json(request["call"]), out, err, {zygote.get(), warm.get()});
+          code = run_eval(eval_call_from_json(request["call"]), out, err, {zygote, warm.get()});
         } catch (...) {
           code = exit_for_current_exception(err);
         }
@@ -293,7 +280,8 @@ int run_daemon(const DaemonOptions& options) {
               answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   ::unlink(path.c_str());
-  zygote.reset();
+  zygote = nullptr;
+  zygotes.reset();
   warm.reset();
   std::cout << "kj daemon: stopped after " << served << " call(s); " << path << " removed"
             << std::endl;

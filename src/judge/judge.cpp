@@ -428,6 +428,35 @@ sandbox::Outcome HarnessZygote::fork_run(std::vector<std::pair<std::string, std:
 
 bool HarnessZygote::failed() const { return state_->zygote->failed(); }
 
+ZygoteKeeper::ZygoteKeeper(Environment environment, sandbox::Limits limits,
+                           std::function<void(const std::string&)> say)
+    : environment_(std::move(environment)), limits_(limits), say_(std::move(say)) {}
+
+HarnessZygote* ZygoteKeeper::get() {
+  if (gave_up_) return nullptr;
+  if (zygote_ && !zygote_->failed()) {
+    failures_ = 0;
+    return zygote_.get();
+  }
+  if (zygote_) {
+    say_("the zygote failed: " + zygote_->failure());
+    zygote_.reset();
+    if (++failures_ >= kMaxFailures) {
+      gave_up_ = true;
+      say_(std::to_string(failures_) + " zygotes failed in a row; runs start their own harness");
+      return nullptr;
+    }
+  }
+  try {
+    zygote_ = std::make_unique<HarnessZygote>(environment_, limits_);
+  } catch (const std::exception& e) {
+    gave_up_ = true;
+    say_(std::string("no zygote (runs start their own harness): ") + e.what());
+    return nullptr;
+  }
+  return zygote_.get();
+}
+
 std::string HarnessZygote::failure() const { return state_->zygote->failure(); }
 
 int HarnessZygote::pid() const { return state_->zygote->pid(); }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -334,6 +335,30 @@ class HarnessZygote {
  private:
   friend EvalResult evaluate(const EvalRequest&, const Environment&, WarmHarness*, HarnessZygote*);
   std::unique_ptr<State> state_;
+};
+
+// Keeps one HarnessZygote serving (the one policy for replacing a failed zygote, used by
+// workers, kj daemon and kj bootstrap's lanes): get() returns the zygote, starting it, or a new
+// one in place of one that failed; after kMaxFailures zygotes in a row failed (each replaced
+// before it served a run: the host cannot run them), or when one cannot be started at all, it
+// gives up and get() returns nullptr for good (the caller then starts harnesses itself). `say`
+// gets one line for each failure and one when it gives up.
+class ZygoteKeeper {
+ public:
+  static constexpr int kMaxFailures = 3;
+  ZygoteKeeper(Environment environment, sandbox::Limits limits,
+               std::function<void(const std::string&)> say);
+  HarnessZygote* get();
+  HarnessZygote* current() const { return zygote_.get(); }  // as it is, nothing started
+  bool gave_up() const { return gave_up_; }
+
+ private:
+  Environment environment_;
+  sandbox::Limits limits_;
+  std::function<void(const std::string&)> say_;
+  std::unique_ptr<HarnessZygote> zygote_;
+  int failures_ = 0;  // zygotes in a row that failed before the next get() found one serving
+  bool gave_up_ = false;
 };
 
 // Runs one evaluation: forked from `zygote` when given and it fits, else in `warm` when given

@@ -397,42 +397,28 @@ const judge::Environment& Worker::environment() {
   return *environment_;
 }
 
-// Zygotes that fail one after another before serving a job: the host cannot run them (no
-// cgroups for the forked runs, say); the worker then goes on without one.
-constexpr int kMaxZygoteFailures = 3;
-
-void Worker::prepare_zygote() {
-  if (zygote_ && !zygote_->failed()) {
-    zygote_failures_ = 0;
-    return;
-  }
-  if (zygote_) {
-    std::fprintf(stderr, "kj worker %s: the zygote failed: %s\n", options_.worker_id.c_str(),
-                 zygote_->failure().c_str());
-    zygote_.reset();
-    if (++zygote_failures_ >= kMaxZygoteFailures) {
-      std::fprintf(stderr,
-                   "kj worker %s: %d zygotes failed in a row; jobs start their own harness\n",
-                   options_.worker_id.c_str(), zygote_failures_);
+judge::HarnessZygote* Worker::prepare_zygote() {
+  if (!options_.zygote) return nullptr;
+  const auto say = [this](const std::string& line) {
+    std::fprintf(stderr, "kj worker %s: %s\n", options_.worker_id.c_str(), line.c_str());
+  };
+  if (!zygote_) {
+    try {
+      zygote_.emplace(environment(), sandbox::Limits{}, say);
+    } catch (const std::exception& e) {
+      say(std::string("no zygote (jobs start their own harness): ") + e.what());
       options_.zygote = false;
-      return;
+      return nullptr;
     }
   }
-  try {
-    zygote_ = std::make_unique<judge::HarnessZygote>(environment(), sandbox::Limits{});
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kj worker %s: no zygote (jobs start their own harness): %s\n",
-                 options_.worker_id.c_str(), e.what());
-    options_.zygote = false;
-  }
+  judge::HarnessZygote* const zygote = zygote_->get();
+  if (zygote == nullptr) options_.zygote = false;  // the keeper gave up: warm harnesses instead
+  return zygote;
 }
 
 void Worker::prepare_warm_harness() {
   if (!gpu_fault().empty()) return;
-  if (options_.zygote) {
-    prepare_zygote();
-    if (options_.zygote) return;
-  }
+  if (prepare_zygote() != nullptr) return;
   if (!options_.warm_start || warm_) return;
   try {
     warm_ = std::make_unique<judge::WarmHarness>(environment(), sandbox::Limits{});
@@ -580,8 +566,7 @@ bool Worker::run_one() {
       if (options_.warm_ahead && options_.device.starts_with("cuda")) prepare_warm_harness();
       judge::Environment run_environment = environment();
       if (devices.size() > 1) run_environment.rank_devices = devices;
-      if (options_.zygote) prepare_zygote();
-      judge::HarnessZygote* zygote = options_.zygote ? zygote_.get() : nullptr;
+      judge::HarnessZygote* const zygote = prepare_zygote();
       judged = judge_job(*claimed, run_environment, options_, warm.get(), zygote);
     } catch (const std::exception& e) {
       judged.internal_error = e.what();

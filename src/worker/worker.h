@@ -187,8 +187,8 @@ class Worker {
   // The harness environment (found once) and a harness started for the next job.
   const judge::Environment& environment();
   void prepare_warm_harness();
-  // The zygote for the next job: started, or replaced when it failed.
-  void prepare_zygote();
+  // The zygote for the next job (started, or replaced when it failed); nullptr without one.
+  judge::HarnessZygote* prepare_zygote();
 
   std::unique_ptr<store::Store> store_;
   WorkerOptions options_;
@@ -204,8 +204,7 @@ class Worker {
   std::chrono::steady_clock::time_point last_report_{};
   std::optional<judge::Environment> environment_;
   std::unique_ptr<judge::WarmHarness> warm_;
-  std::unique_ptr<judge::HarnessZygote> zygote_;
-  int zygote_failures_ = 0;  // zygotes in a row that failed before serving a job
+  std::optional<judge::ZygoteKeeper> zygote_;
 };
 
 // The devices of this host: "cuda:N" for each /dev/nvidiaN, with its GPU type (the name

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "judge/judge.h"
 #include "problem/problem.h"
@@ -119,6 +120,50 @@ TEST_F(ZygoteTest, ADeadZygoteIsPassedOverWithAWarning) {
   const auto next = kj::judge::evaluate(request(read(correct)), environment_, nullptr, &zygote);
   EXPECT_EQ(next.verdict, Verdict::accepted) << next.reason;
   EXPECT_FALSE(has_zygote_warning(next));
+}
+
+// The one replacement policy (workers, kj daemon, kj bootstrap): a zygote that died is replaced
+// and the counter starts again once one serves; zygotes that die one after another before they
+// serve make it give up, and from then on runs start their own harness.
+TEST_F(ZygoteTest, TheKeeperReplacesADeadZygoteAndGivesUpAfterThreeInARow) {
+  std::vector<std::string> said;
+  const auto say = [&](const std::string& line) { said.push_back(line); };
+  kj::judge::ZygoteKeeper keeper(environment_, kj::sandbox::Limits{}, say);
+  kj::judge::HarnessZygote* first = keeper.get();
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(first->wait_ready(std::chrono::seconds(120))) << first->failure();
+  ASSERT_EQ(::kill(first->pid(), SIGKILL), 0);
+  // The run finds it dead (and is judged in a harness started for it).
+  const fs::path correct =
+      kRoot / "problems" / "vectoradd" / "solutions" / "correct" / "pytorch.py";
+  const auto result = kj::judge::evaluate(request(read(correct)), environment_, nullptr, first);
+  EXPECT_EQ(result.verdict, Verdict::accepted) << result.reason;
+  ASSERT_TRUE(first->failed());
+  kj::judge::HarnessZygote* second = keeper.get();
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(second->wait_ready(std::chrono::seconds(120))) << second->failure();
+  EXPECT_EQ(keeper.get(), second);  // serving: kept, and the count starts again
+  EXPECT_FALSE(keeper.gave_up());
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("the zygote failed"), std::string::npos) << said[0];
+
+  // An interpreter that exits at once: every zygote fails before it serves.
+  kj::judge::Environment broken = environment_;
+  broken.python = "/bin/false";
+  said.clear();
+  kj::judge::ZygoteKeeper failing(broken, kj::sandbox::Limits{}, say);
+  int started = 0;
+  while (kj::judge::HarnessZygote* zygote = failing.get()) {
+    ++started;
+    ASSERT_LE(started, 3);
+    EXPECT_FALSE(zygote->wait_ready(std::chrono::seconds(30)));
+    EXPECT_TRUE(zygote->failed());
+  }
+  EXPECT_EQ(started, 3);
+  EXPECT_TRUE(failing.gave_up());
+  EXPECT_EQ(failing.get(), nullptr);
+  ASSERT_EQ(said.size(), 4u);
+  EXPECT_NE(said.back().find("3 zygotes failed in a row"), std::string::npos) << said.back();
 }
 
 }  // namespace
