@@ -161,6 +161,15 @@ def run_kj(kj: str, python: str, device: str, problem: str, submission: str, tim
             "gpu_wait_s": result.get("process_times", {}).get("gpu_wait_s")}
 
 
+def upstream_verdicts(rows: list[dict]) -> set[bool]:
+    """eval.py's verdicts on one case. A run that ended without a `check:` line counts as a
+    rejection only when no run of the case reached its check: a case that eval.py checked in
+    one run and crashed on in another (a CUDA error beside other evaluations) has the verdict of
+    its checks, and the crash is listed under the table."""
+    checked = {passed("eval.py", r["verdict"]) for r in rows if r["verdict"] in ("pass", "fail")}
+    return checked or {passed("eval.py", r["verdict"]) for r in rows} - {None}
+
+
 def passed(judge: str, verdict: str) -> bool | None:
     """Whether the judge accepted; None when it did not get to a verdict."""
     if judge == "kj":
@@ -272,17 +281,21 @@ def render(results: list[dict], cases: list) -> tuple[str, int]:
         by_case.setdefault((row["problem"], row["submission"]), []).append(row)
     broken = set()
     for (problem, label), rows in by_case.items():
-        upstream = [passed("eval.py", r["verdict"]) for r in rows if r["judge"] == "eval.py"]
-        if label == "ref_call" and upstream and not any(upstream):
+        upstream = upstream_verdicts([r for r in rows if r["judge"] == "eval.py"])
+        if label == "ref_call" and upstream == {False}:
             broken.add(problem)
     levels = sorted({r["concurrency"] for r in results})
     lines = ["| problem | submission | eval.py | " + " | ".join(f"kj at {n}" for n in levels) +
              " | agree |", "|---|---|---|" + "---|" * len(levels) + "---|"]
     counted = agreeing = disagreements = 0
+    flaky: list[str] = []
     for name, _, label, _ in cases:
         rows = by_case.get((name, label), [])
         upstream = [r for r in rows if r["judge"] == "eval.py"]
-        want = {passed("eval.py", r["verdict"]) for r in upstream} - {None}
+        want = upstream_verdicts(upstream)
+        if any(r["verdict"] == "no-check" for r in upstream) and \
+                any(r["verdict"] in ("pass", "fail") for r in upstream):
+            flaky.append(f"{name} {label}")
         cells = []
         ok = True
         for level in levels:
@@ -307,6 +320,10 @@ def render(results: list[dict], cases: list) -> tuple[str, int]:
     lines.append("")
     lines.append(f"{agreeing} of {counted} kj evaluations agree with eval.py; "
                  f"{disagreements} cases disagree; broken upstream: {', '.join(sorted(broken)) or 'none'}.")
+    if flaky:
+        lines.append("")
+        lines.append("eval.py crashed in some runs and reached its check in others (its checks are "
+                     "its verdict): " + "; ".join(flaky) + ".")
     lines.append("")
     lines.append("kj's reasons for what it rejected (first seen):")
     for (problem, label, verdict), reason in sorted(notes.items()):
