@@ -319,7 +319,9 @@ class Evaluation:
         dirs = self.job.get("submission_dirs") or [self.job["task_dir"]]
         language = str(self.job.get("kernel_language", "any"))
         group = self.ranks.runner_config if self.ranks is not None else lambda _: None
-        for name, task_dir in zip(("a", "b"), dirs):
+        # Mode `reference` (run_reference) holds no submission: the reference's runner alone.
+        alone = self.job["mode"] == "reference"
+        for name, task_dir in zip(("a", "b"), [] if alone else dirs):
             self.runners[name] = RunnerProcess(name, self.device, self.generate, task_dir,
                                                language, group(name))
         # From here on (this process and the reference's runner), Triton compiles the
@@ -327,7 +329,7 @@ class Evaluation:
         # submission's runners can write: a binary planted there under the key of a reference
         # kernel would run as the reference.
         os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-        if self.job.get("time_reference"):
+        if alone or self.job.get("time_reference"):
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
                                                       self.job["task_dir"], group=group("reference"))
         # After the forks: a runner forked while the watchdog thread ran would hang on its lock.
@@ -533,14 +535,15 @@ class Evaluation:
                     reason = reasons[0]
         return {"samples": samples, "clocks": clocks, "infos": infos, "stop_reason": reason}
 
-    def timed_benchmark(self, index: int, args: dict, phase: str) -> bool:
+    def timed_benchmark(self, index: int, case: dict, phase: str, secret: int | None) -> bool:
         names = ["a"] + (["reference"] if "reference" in self.runners else [])
         # Timed calls use seeds no file states (benchmark mode too): answers precomputed for the
-        # task's public seeds match none of them.
+        # task's public seeds match none of them. Drawn here, after the runner exists, so no
+        # memory of the submission ever held it before its timing.
         salt = random.SystemRandom().getrandbits(48)
         if self.ranks is not None:
             salt = self.ranks.exchange(True, salt)[0]  # rank 0's: the ranks' inputs belong together
-        args = timing.secret_args(args, salt)
+        args = timing.timed_args(case, salt, secret)
         begin = time.monotonic()
         result = self.time_rounds(names, args)
         timed = time.monotonic()
@@ -570,20 +573,50 @@ class Evaluation:
         }
         if "reference" in result["samples"]:
             fields["reference_samples_ns"] = result["samples"]["reference"]
+        # The salt, now that the timing is over, for the judge only: the reference, timed alone
+        # after this run, is timed on these same inputs (run_reference).
+        fields["salt"] = salt
         self.report.emit("benchmark", index=index, phase=phase, **fields)
         return True
 
-    def run_benchmarks(self, cases: list[dict], phase: str, timed: bool = True) -> bool:
-        """Each benchmark shape checked once, then timed (untimed: the leaderboard's public stage)."""
+    def run_benchmarks(self, cases: list[dict], phase: str, timed: bool = True,
+                       secret: int | None = None) -> bool:
+        """Each benchmark shape checked once, then timed (untimed: the leaderboard's public
+        stage); the ranked run's cases are the same shapes with their seeds mixed with `secret`."""
         self.report.emit("stage", stage="benchmarks", phase=phase)
-        for index, args in enumerate(cases):
+        for index, case in enumerate(cases):
+            args = case if secret is None else timing.secret_args(case, secret)
             fields = self.check_case(args)
             if fields["status"] != "pass":
                 self.report.emit("benchmark", index=index, phase=phase, **fields)
             if not self.agree(fields["status"] == "pass"):
                 return False
-            if timed and not self.timed_benchmark(index, args, phase):
+            if timed and not self.timed_benchmark(index, case, phase, secret):
                 return False
+        return True
+
+    def run_reference(self) -> bool:
+        """Mode `reference`: the reference alone, in a sandbox of its own that the judge starts
+        after the submission's run ended (docs/timing.md), so no process of the submission exists
+        to slow it down. Each benchmark case is timed on the inputs the submission was timed on:
+        the salt that run drew for it (`salts`, from its benchmark event) and, for a ranked run,
+        the same secret (stdin's second line), through timing.timed_args."""
+        self.report.emit("stage", stage="reference")
+        secret = read_secret() if self.job.get("ranked") else None
+        cases, salts = self.job["benchmarks"], self.job["salts"]
+        if len(salts) != len(cases) or not all(type(s) is int for s in salts):
+            raise ValueError(f"mode reference needs one integer salt per benchmark, got {salts!r}")
+        for index, (case, salt) in enumerate(zip(cases, salts)):
+            begin = time.monotonic()
+            result = self.time_rounds(["reference"], timing.timed_args(case, salt, secret))
+            seconds = {"timing": round(time.monotonic() - begin, 4)}
+            if "failed" in result:
+                result.pop("failed")
+                self.report.emit("reference", index=index, seconds=seconds, **result)
+                return False
+            self.report.emit("reference", index=index, status="pass",
+                             samples_ns=result["samples"]["reference"],
+                             stop_reason=result["stop_reason"], seconds=seconds)
         return True
 
     def run_compare(self) -> bool:
@@ -629,6 +662,8 @@ class Evaluation:
         try:
             if mode == "benchmark":
                 passed = self.run_benchmarks(self.job["benchmarks"], "public")
+            elif mode == "reference":
+                passed = self.run_reference()
             elif mode == "leaderboard":
                 passed = self.run_leaderboard()
             elif mode == "compare":
@@ -660,10 +695,9 @@ class Evaluation:
             return False
         secret = read_secret()
         ranked_tests = [timing.secret_args(a, secret) for a in self.job["tests"]]
-        ranked_benchmarks = [timing.secret_args(a, secret) for a in self.job["benchmarks"]]
         if not self.run_tests(ranked_tests, "ranked"):
             return False
-        return self.run_benchmarks(ranked_benchmarks, "ranked")
+        return self.run_benchmarks(self.job["benchmarks"], "ranked", secret=secret)
 
     def finish(self, passed: bool) -> None:
         if self.ranks is not None and not passed:

@@ -95,6 +95,17 @@ def secret_args(args: dict, secret: int) -> dict:
     return {**args, "seed": derive_seed(args["seed"], f"secret:{secret}")}
 
 
+def timed_args(case: dict, salt: int, secret: int | None = None) -> dict:
+    """The arguments a benchmark case is timed on (each call then derives its own from them,
+    iteration_args): the case's seed mixed with the ranked run's secret (leaderboard mode) and
+    with the salt drawn for this timing, so no file states them. The one derivation: the
+    submission's timing and the reference's, timed alone in a job of its own after the
+    submission's run (judge.cpp), both go through it, so both are timed on the same inputs."""
+    if secret is not None:
+        case = secret_args(case, secret)
+    return secret_args(case, salt)
+
+
 ROBUST_RULE_MIN_SAMPLES = 20  # kj::bench::kRobustRuleMinSamples
 
 

@@ -20,6 +20,7 @@
 #include "judge/detail/harness_run.h"
 #include "judge/detail/not_started.h"
 #include "judge/detail/profile.h"
+#include "judge/detail/reference_alone.h"
 #include "judge/detail/temp_dir.h"
 #include "judge/detail/text.h"
 
@@ -290,8 +291,8 @@ nlohmann::json harness_job(const EvalRequest& request, bool gpu) {
       {"tests", problem.tests},
       {"benchmarks", problem.benchmarks},
       {"timing", request.timing},
-      {"time_reference", request.time_reference && (request.mode == Mode::benchmark ||
-                                                    request.mode == Mode::leaderboard)},
+      // Timed beside the submission only where it is not timed alone after its run.
+      {"time_reference", reference_timing(request) == ReferenceTiming::beside},
       {"kernel_language", problem.kernel_language},
   };
   if (problem.seed) job["seed"] = *problem.seed;
@@ -540,10 +541,48 @@ nlohmann::json store_compiled(const CompileCache& cache, const std::string& scop
   return summary;
 }
 
+// The reference's timing in a job of its own (detail/reference_alone.h), once the submission's
+// run has ended: forked from the zygote when there is one, else in `harness` (a fresh sandbox,
+// started beside the submission's or now), under the caller's GPU lease. Its samples, the
+// speedup and its wall time go into `result`; its failure leaves the verdict as it is.
+void time_reference_alone(const EvalRequest& request, const Environment& environment,
+                          std::span<const nlohmann::json> events, const std::string& secret,
+                          std::chrono::milliseconds wall, sandbox::Zygote* zygote,
+                          const std::function<WarmHarness::State*()>& harness, EvalResult& result) {
+  // A GPU left with a process or memory of the run would time the reference slow.
+  if (result.gpu_health.checked && !result.gpu_health.ok)
+    return detail::omit_speedup(result, "the GPU was unhealthy after the submission's run");
+  std::string why;
+  const auto job =
+      detail::reference_job(request, environment.device != "cpu", result, events, &why);
+  if (!job) return detail::omit_speedup(result, why);
+  // Nothing of the submission goes into the reference's sandbox: its submission.py is empty.
+  EvalRequest alone = request;
+  alone.mode = Mode::benchmark;  // one task directory
+  alone.submission_source.clear();
+  alone.second_source.clear();
+  const std::string stdin_data = job->dump() + "\n" + secret;
+  sandbox::Outcome outcome;
+  if (zygote != nullptr && !zygote->failed()) {
+    outcome = run_in_zygote(*zygote, alone, stdin_data, {}, wall);
+    if (!outcome.started && outcome.setup_error.starts_with("zygote")) {
+      const std::string why_not = outcome.setup_error;
+      outcome = run_in_harness(*harness(), alone, stdin_data, {}, wall);
+      outcome.warnings.insert(outcome.warnings.begin(),
+                              why_not + "; run in a harness started for it instead");
+    }
+  } else {
+    outcome = run_in_harness(*harness(), alone, stdin_data, {}, wall);
+  }
+  detail::merge_reference(result, outcome);
+}
+
 // One evaluation of the problem as given (evaluate picks the benchmark cases for the device).
-// `harness` gives the harness to run in: a warm one that fits, else one started then.
+// `harness` gives the harness to run in: a warm one that fits, else one started then;
+// `reference_harness` a fresh one for the reference's job when there is no zygote.
 EvalResult evaluate_as_given(const EvalRequest& request, const Environment& environment,
                              const std::function<WarmHarness::State*()>& harness,
+                             const std::function<WarmHarness::State*()>& reference_harness,
                              sandbox::Zygote* zygote) {
   if (request.mode == Mode::profile) return detail::evaluate_profile(request, environment);
   const problem::Problem& problem = *request.problem;
@@ -616,8 +655,9 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
     }
   }
   // The secret travels on stdin's second line, which the harness reads only after the
-  // submission's process exists without access to it.
-  const std::string stdin_data = job.dump() + "\n" + detail::secret_line(request);
+  // submission's process exists without access to it. The reference's job gets the same one.
+  const std::string secret = detail::secret_line(request);
+  const std::string stdin_data = job.dump() + "\n" + secret;
   const auto wall = detail::harness_wall(request);
 
   std::optional<GpuLease> lease;
@@ -677,6 +717,12 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
   } else {
     result.gpu_health.message = "not a GPU run";
   }
+  // The submission's sandbox is gone with every process of it: the reference is timed alone.
+  if (detail::reference_timing(request) == detail::ReferenceTiming::alone &&
+      result.verdict == Verdict::accepted && !result.benchmarks.empty()) {
+    time_reference_alone(request, environment, events, secret, wall, zygote, reference_harness,
+                         result);
+  }
   return result;
 }
 
@@ -693,13 +739,23 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
     return evaluate(on_cpu, environment, warm, zygote);
   }
   std::optional<WarmHarness> cold;
+  std::optional<WarmHarness> reference;  // the reference's own sandbox, without a zygote
   const bool forked = zygote != nullptr && zygote->fits(request, environment);
+  const bool reference_alone = detail::reference_timing(request) == detail::ReferenceTiming::alone;
   EvalResult result = evaluate_as_given(
       request, environment,
       [&]() -> WarmHarness::State* {
         if (warm != nullptr && warm->fits(request, environment)) return warm->state_.get();
         cold.emplace(environment, request.limits);
+        // The reference's harness starts beside this one: both import before anything is
+        // timed, and the reference's then waits for its job, in a sandbox of its own the
+        // submission cannot reach, until the submission's run has ended (docs/perf.md).
+        if (reference_alone && !reference) reference.emplace(environment, request.limits);
         return cold->state_.get();
+      },
+      [&]() -> WarmHarness::State* {
+        if (!reference || reference->state_->used) reference.emplace(environment, request.limits);
+        return reference->state_.get();
       },
       forked ? zygote->state_->zygote.get() : nullptr);
   result.benchmark_set = request.problem->benchmark_set;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "judge/detail/not_started.h"
+#include "judge/detail/reference_alone.h"
 #include "judge/detail/text.h"
 #include "judge/judge.h"
 
@@ -549,16 +550,12 @@ Finding score_benchmarks(EvalResult& result, Mode mode, const problem::Problem& 
   }
   if (!result.benchmarks.empty()) {
     std::vector<double> medians;
-    std::vector<double> reference_medians;
-    for (const auto& c : result.benchmarks) {
-      medians.push_back(c.summary.median);
-      if (c.reference_summary.n > 0) reference_medians.push_back(c.reference_summary.median);
-    }
+    for (const auto& c : result.benchmarks) medians.push_back(c.summary.median);
     try {
       result.score_ns = bench::aggregate(medians, result.ranking_by);
-      if (reference_medians.size() == medians.size()) {
-        result.speedup = bench::aggregate(reference_medians, result.ranking_by) / *result.score_ns;
-      }
+      // The reference timed beside the submission; one timed alone is merged in later
+      // (judge.cpp), through the same function.
+      result.speedup = detail::speedup_of(result);
     } catch (const std::invalid_argument& e) {
       return {Verdict::internal_error, std::string("cannot score: ") + e.what()};
     }

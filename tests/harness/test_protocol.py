@@ -408,5 +408,102 @@ print(json.dumps({"held": held, "profiler": profiler_w, "result": result_fd,
             self.assertTrue(done[0]["passed"], events)
 
 
+SEED_LOGGING_REFERENCE = """
+import os
+
+import vectoradd_reference as _real
+from vectoradd_reference import check_implementation, ref_kernel  # noqa: F401
+
+
+def generate_input(size, seed, device="cuda"):
+    with open(os.environ["KJ_TEST_SEED_LOG"], "a") as log:
+        log.write(f"{size} {seed}\\n")
+    return _real.generate_input(size=size, seed=seed, device=device)
+"""
+
+
+class ReferenceAlone(unittest.TestCase):
+    """Mode `reference` (the reference timed in a job of its own after the submission's run) is
+    timed on exactly the inputs the submission's run was timed on: the salt that run reports in
+    its benchmark event and, for a ranked run, the same secret. Every seed generate_input sees is
+    logged (the harness unsandboxed, on the CPU)."""
+
+    HARNESS = os.path.join(os.path.dirname(__file__), "..", "..", "harness")
+    CASE = {"size": 256, "seed": 7311}
+    # Exactly 5 timed calls on either side (the sample cap), whatever the machine's speed.
+    TIMING = {"max_samples": 5, "min_samples": 5, "max_seconds": 60.0, "min_seconds": 0.0}
+
+    def run_harness(self, task, job, secret):
+        import subprocess
+
+        result_r, result_w = os.pipe()
+        job = {"protocol": 1, "device": "cpu", "task_dir": task, "workdir": os.path.join(task, "work"),
+               "result_fd": result_w, "tests": [], "benchmarks": [self.CASE], "timing": self.TIMING,
+               **job}
+        env = {**os.environ, "PYTHONPATH": self.HARNESS, "CUDA_VISIBLE_DEVICES": "",
+               "KJ_TEST_SEED_LOG": os.path.join(task, "seeds.log")}
+        open(env["KJ_TEST_SEED_LOG"], "w").close()
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "kj_harness"], cwd=task, env=env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, pass_fds=(result_w,))
+            os.close(result_w)
+            stdin = json.dumps(job).encode() + b"\n" + (f"{secret}\n".encode() if secret else b"")
+            _, stderr = proc.communicate(stdin, timeout=120)
+            with os.fdopen(result_r, "rb") as results:
+                result_r = -1
+                events = [json.loads(line) for line in results.read().splitlines() if line]
+        finally:
+            if result_r >= 0:
+                os.close(result_r)
+        done = [e for e in events if e.get("event") == "done"]
+        self.assertTrue(done and done[0]["passed"], (events, stderr.decode()[-2000:]))
+        with open(env["KJ_TEST_SEED_LOG"]) as log:
+            seeds = {int(line.split()[1]) for line in log if line.strip()}
+        return events, seeds
+
+    def test_the_reference_alone_is_timed_on_the_submissions_inputs(self):
+        import tempfile
+
+        problems = os.path.join(os.path.dirname(__file__), "..", "..", "problems")
+        for mode, secret in (("benchmark", None), ("leaderboard", 987654321)):
+            with self.subTest(mode=mode), tempfile.TemporaryDirectory() as task:
+                for name in ("vectoradd/task.py", "utils.py"):
+                    shutil.copy(os.path.join(problems, name), task)
+                shutil.copy(os.path.join(problems, "vectoradd", "reference.py"),
+                            os.path.join(task, "vectoradd_reference.py"))
+                with open(os.path.join(task, "reference.py"), "w") as f:
+                    f.write(SEED_LOGGING_REFERENCE)
+                shutil.copy(os.path.join(problems, "vectoradd", "solutions", "correct", "pytorch.py"),
+                            os.path.join(task, "submission.py"))
+                os.mkdir(os.path.join(task, "work"))
+                events, submission_seeds = self.run_harness(
+                    task, {"mode": mode, "time_reference": False}, secret)
+                timed = [e for e in events if e.get("event") == "benchmark"
+                         and e.get("status") == "pass"]
+                self.assertEqual(len(timed), 1, events)
+                self.assertNotIn("reference_samples_ns", timed[0])  # not timed beside it
+                salt = timed[0]["salt"]
+                events, reference_seeds = self.run_harness(
+                    task, {"mode": "reference", "salts": [salt], "ranked": secret is not None},
+                    secret)
+                reference = [e for e in events if e.get("event") == "reference"]
+                self.assertEqual([e["index"] for e in reference], [0], events)
+                self.assertEqual(len(reference[0]["samples_ns"]), 5)
+                self.assertTrue(all(ns > 0 for ns in reference[0]["samples_ns"]))
+                # Its warm-up call and 5 timed calls, every one an input the submission got; none
+                # is the public seed task.yml states.
+                self.assertEqual(len(reference_seeds), 6, reference_seeds)
+                self.assertLessEqual(reference_seeds, submission_seeds)
+                self.assertNotIn(self.CASE["seed"], reference_seeds)
+                if secret is not None:
+                    continue
+                # Another salt: other inputs (the check above can fail).
+                _, other = self.run_harness(
+                    task, {"mode": "reference", "salts": [salt + 1], "ranked": secret is not None},
+                    secret)
+                self.assertFalse(other & submission_seeds)
+
+
 if __name__ == "__main__":
     unittest.main()

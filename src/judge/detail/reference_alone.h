@@ -1,0 +1,45 @@
+// The reference timed alone (docs/timing.md, "Where the reference is timed"): in benchmark and
+// leaderboard modes the judge times the reference in a job of its own, in a fresh sandbox, after
+// the submission's run ended and under the same GPU lease, so no process of the submission exists
+// while the reference is timed (docs/security.md). Internal to src/judge.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "judge/judge.h"
+
+namespace kj::judge::detail {
+
+// Where the request's reference is timed; the one place this is decided.
+enum class ReferenceTiming {
+  none,    // not timed: a mode without timing, or --no-reference
+  beside,  // in the submission's run, in the same rounds (multi-rank problems, lang: cu)
+  alone,   // in a job of its own after the submission's run (every other problem)
+};
+ReferenceTiming reference_timing(const EvalRequest& request);
+
+// The reference's job (mode `reference`, harness.py's run_reference): the benchmark cases as the
+// submission's run timed them, with the salt it drew for each (from its `benchmark` events; the
+// secret of a ranked run goes on stdin's second line, as for the submission's). Empty, with *why
+// set, when the events do not give a salt for every timed benchmark of `result`.
+std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu,
+                                            const EvalResult& result,
+                                            std::span<const nlohmann::json> events,
+                                            std::string* why);
+
+// Merges the reference's run into the submission's result: each timed benchmark's reference
+// samples, the speedup, process_times.reference_wall_s. When that run failed in any way, the
+// verdict stands: no speedup, and a warning (the record's sandbox.warnings) says why.
+void merge_reference(EvalResult& result, const sandbox::Outcome& outcome);
+
+// No speedup for `result`, and a warning saying that the reference was not timed, and why.
+void omit_speedup(EvalResult& result, const std::string& why);
+
+// The reference's score over the submission's, when every timed benchmark has reference samples
+// (verdict.cpp's scoring and merge_reference). Throws std::invalid_argument as bench::aggregate.
+std::optional<double> speedup_of(const EvalResult& result);
+
+}  // namespace kj::judge::detail
