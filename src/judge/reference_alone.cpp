@@ -33,6 +33,23 @@ std::optional<int> index_of(const nlohmann::json& event) {
   return static_cast<int>(value);
 }
 
+// A string field, or empty: the harness's stream is read as untrusted (verdict.cpp).
+std::string text(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// What an error event, or a reference event without samples, says went wrong.
+std::string error_of(const nlohmann::json& event) {
+  const auto e = event.find("error");
+  if (e != event.end() && e->is_object()) {
+    const std::string type = text(*e, "type");
+    return (type.empty() ? "error" : type) + ": " + text(*e, "message");
+  }
+  const std::string message = text(event, "message");
+  return message.empty() ? "an error" : message;
+}
+
 // Why the reference's run gave no times, or empty when it did (`samples` filled per index).
 std::string read_reference_run(const sandbox::Outcome& outcome, std::size_t expected,
                                std::map<int, std::vector<double>>* samples) {
@@ -42,10 +59,11 @@ std::string read_reference_run(const sandbox::Outcome& outcome, std::size_t expe
   std::string error;
   bool done = false, passed = false;
   for (const auto& event : events) {
-    const std::string name = event.value("event", "");
+    const std::string name = text(event, "event");
     if (name == "reference") {
       const auto index = index_of(event);
       const auto found = event.find("samples_ns");
+      if (error.empty() && (found == event.end() || !found->is_array())) error = error_of(event);
       if (!index || found == event.end() || !found->is_array()) continue;
       std::vector<double>& out = (*samples)[*index];
       out.clear();
@@ -54,13 +72,11 @@ std::string read_reference_run(const sandbox::Outcome& outcome, std::size_t expe
       }
       if (out.empty()) samples->erase(*index);
     } else if (name == "error" && error.empty()) {
-      const auto& e = event.contains("error") ? event["error"] : nlohmann::json::object();
-      error = e.is_object()
-                  ? e.value("type", std::string("error")) + ": " + e.value("message", std::string())
-                  : "an error";
+      error = error_of(event);
     } else if (name == "done") {
       done = true;
-      passed = event.value("passed", false) == true;
+      const auto it = event.find("passed");
+      passed = it != event.end() && it->is_boolean() && it->get<bool>();
     }
   }
   if (outcome.limit != sandbox::LimitHit::none)
@@ -98,7 +114,9 @@ std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu
   const std::string phase = request.mode == Mode::leaderboard ? "ranked" : "public";
   std::map<int, std::int64_t> salts;
   for (const auto& event : events) {
-    if (event.value("event", "") != "benchmark" || event.value("phase", "public") != phase)
+    const std::string event_phase = text(event, "phase");
+    if (text(event, "event") != "benchmark" ||
+        (event_phase.empty() ? "public" : event_phase) != phase)
       continue;
     const auto index = index_of(event);
     const auto salt = salt_of(event);
@@ -145,7 +163,7 @@ void merge_reference(EvalResult& result, const sandbox::Outcome& outcome) {
     result.outcome.warnings.push_back("the reference's run: " + warning);
   std::map<int, std::vector<double>> samples;
   const std::string failure = read_reference_run(outcome, result.benchmarks.size(), &samples);
-  if (!failure.empty()) return omit_speedup(result, "its run alone " + failure);
+  if (!failure.empty()) return omit_speedup(result, "in its run alone, " + failure);
   // The run timed the benchmarks in the order of result.benchmarks (reference_job).
   std::size_t position = 0;
   for (auto& c : result.benchmarks) {

@@ -151,6 +151,47 @@ def _():
     assert bench["phase"] == "ranked" and bench["summary"]["n"] >= 10, bench["summary"]
     assert bench["rechecked"] >= 1 and bench["speedup"] > 0 and result["speedup"] > 0
     assert result["score_ns"] > 0
+    # The reference was timed alone, in a run of its own after the submission's.
+    assert result["process_times"]["reference_wall_s"] > 0, result["process_times"]
+
+
+# The reference's kernel refuses to run where submission.py is empty: in the run that times the
+# reference alone, which holds nothing of the submission. The checks, made with the original
+# function in the submission's run, are unaffected.
+REFUSES_ALONE = """
+
+import os as _os
+
+_checked_ref_kernel = ref_kernel
+
+
+def ref_kernel(data):
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.getsize(_os.path.join(here, "submission.py")) == 0:
+        raise RuntimeError("the reference deliberately fails when timed alone")
+    return _checked_ref_kernel(data)
+"""
+
+
+@case("a reference that fails when timed alone leaves the verdict standing, without a speedup")
+def _():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = copy_of_vectoradd(tmp)
+        with open(os.path.join(bad, "reference.py"), "a") as f:
+            f.write(REFUSES_ALONE)
+        solution = os.path.join(bad, "solutions/correct/pytorch.py")
+        args = ["--mode", "benchmark", "--case", "0", "--max-repeats", "12", "--max-time", "1"]
+        proc, result = kj("eval", bad, solution, *args, "--json", check_json=True)
+        assert proc.returncode == 0 and result["verdict"] == "accepted", result["reason"]
+        assert result["speedup"] is None, result["speedup"]
+        bench = result["benchmarks"][0]
+        assert bench["summary"]["n"] >= 10 and "reference_summary" not in bench, bench.keys()
+        warning = [w for w in result["sandbox"]["warnings"] if "reference was not timed" in w]
+        assert warning and "deliberately fails when timed alone" in warning[0], \
+            result["sandbox"]["warnings"]
+        proc = kj("eval", bad, solution, *args)
+        assert proc.returncode == 0 and "warning: the reference was not timed" in proc.stdout, \
+            proc.stdout
 
 
 @case("on a CPU, timing stops at short caps by default and the report says CPU times are for development")

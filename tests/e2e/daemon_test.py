@@ -97,9 +97,19 @@ def main():
                 path, proc.returncode, result["verdict"], result["reason"])
             assert not result["sandbox"]["warnings"], result["sandbox"]["warnings"]
             assert daemon.status()[0] == 0, "the daemon did not survive " + path
+        # Benchmark mode: the reference is timed alone after the submission's run, forked from
+        # the same zygote (a reference run that had to start its own harness says so in a
+        # warning), and gives the speedup.
+        proc = evaluate(cases[0][0], "--mode", "benchmark", "--case", "0")
+        result = json.loads(proc.stdout)
+        assert result["verdict"] == "accepted", result["reason"]
+        assert not result["sandbox"]["warnings"], result["sandbox"]["warnings"]
+        assert result["speedup"] and result["benchmarks"][0]["reference_summary"]["n"] >= 10, result
+        assert result["process_times"]["reference_wall_s"] > 0, result["process_times"]
         assert daemon.zygote_pid() == zygote, "the zygote was replaced"
         print("ok   kj eval through the daemon: accepted, wrong_answer and a hostile file's "
-              "runtime_error, exit codes as local, every run forked from one zygote")
+              "runtime_error, exit codes as local, a benchmark with its reference timed alone, "
+              "every run forked from one zygote")
 
         bad = subprocess.run([kj, "eval", os.path.join(tmp, "no-such-problem"),
                               cases[0][0], "--daemon-socket", socket], env=env,
