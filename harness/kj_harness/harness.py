@@ -600,13 +600,22 @@ class Evaluation:
         after the submission's run ended (docs/timing.md), so no process of the submission exists
         to slow it down. Each benchmark case is timed on the inputs the submission was timed on:
         the salt that run drew for it (`salts`, from its benchmark event) and, for a ranked run,
-        the same secret (stdin's second line), through timing.timed_args."""
+        the same secret (stdin's second line), through timing.timed_args. At most as many
+        samples as the submission got (`samples`), as when both were sampled in the same rounds:
+        the stopping rule may end it sooner, the caps of the job's timing later never."""
         self.report.emit("stage", stage="reference")
         secret = read_secret() if self.job.get("ranked") else None
         cases, salts = self.job["benchmarks"], self.job["salts"]
+        counts = self.job.get("samples") or [self.settings["max_samples"]] * len(cases)
         if len(salts) != len(cases) or not all(type(s) is int for s in salts):
             raise ValueError(f"mode reference needs one integer salt per benchmark, got {salts!r}")
-        for index, (case, salt) in enumerate(zip(cases, salts)):
+        if len(counts) != len(cases) or not all(type(n) is int and n > 0 for n in counts):
+            raise ValueError(f"mode reference: a sample count per benchmark, got {counts!r}")
+        job_settings = self.settings
+        for index, (case, salt, count) in enumerate(zip(cases, salts, counts)):
+            self.settings = {**job_settings,
+                             "max_samples": min(job_settings["max_samples"], count),
+                             "min_samples": min(job_settings["min_samples"], count)}
             begin = time.monotonic()
             result = self.time_rounds(["reference"], timing.timed_args(case, salt, secret))
             seconds = {"timing": round(time.monotonic() - begin, 4)}

@@ -1,6 +1,7 @@
 // The reference timed alone, after the submission's run (detail/reference_alone.h).
 #include "judge/detail/reference_alone.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -125,6 +126,7 @@ std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu
   const auto& cases = request.problem->benchmarks;
   std::vector<nlohmann::ordered_json> picked;
   nlohmann::json picked_salts = nlohmann::json::array();
+  nlohmann::json counts = nlohmann::json::array();
   for (const auto& c : result.benchmarks) {
     const auto salt = salts.find(c.index);
     if (c.index < 0 || static_cast<std::size_t>(c.index) >= cases.size() || salt == salts.end()) {
@@ -134,11 +136,14 @@ std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu
     }
     picked.push_back(cases[static_cast<std::size_t>(c.index)]);
     picked_salts.push_back(salt->second);
+    counts.push_back(std::max<std::size_t>(1, c.summary.n));
   }
   nlohmann::json job = harness_job(request, gpu);
   job["mode"] = "reference";
   job["benchmarks"] = picked;
   job["salts"] = std::move(picked_salts);
+  // No more samples than the submission got, as when both were sampled in the same rounds.
+  job["samples"] = std::move(counts);
   job["tests"] = nlohmann::json::array();
   job["ranked"] = request.mode == Mode::leaderboard;
   job["time_reference"] = false;

@@ -485,8 +485,8 @@ class ReferenceAlone(unittest.TestCase):
                 self.assertNotIn("reference_samples_ns", timed[0])  # not timed beside it
                 salt = timed[0]["salt"]
                 events, reference_seeds = self.run_harness(
-                    task, {"mode": "reference", "salts": [salt], "ranked": secret is not None},
-                    secret)
+                    task, {"mode": "reference", "salts": [salt], "samples": [5],
+                           "ranked": secret is not None}, secret)
                 reference = [e for e in events if e.get("event") == "reference"]
                 self.assertEqual([e["index"] for e in reference], [0], events)
                 self.assertEqual(len(reference[0]["samples_ns"]), 5)
@@ -498,11 +498,14 @@ class ReferenceAlone(unittest.TestCase):
                 self.assertNotIn(self.CASE["seed"], reference_seeds)
                 if secret is not None:
                     continue
-                # Another salt: other inputs (the check above can fail).
-                _, other = self.run_harness(
-                    task, {"mode": "reference", "salts": [salt + 1], "ranked": secret is not None},
-                    secret)
+                # Another salt: other inputs (the check above can fail); and no more samples
+                # than the submission got (here 3).
+                events, other = self.run_harness(
+                    task, {"mode": "reference", "salts": [salt + 1], "samples": [3],
+                           "ranked": False}, None)
                 self.assertFalse(other & submission_seeds)
+                reference = [e for e in events if e.get("event") == "reference"]
+                self.assertEqual(len(reference[0]["samples_ns"]), 3)
 
 
 if __name__ == "__main__":

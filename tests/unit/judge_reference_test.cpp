@@ -109,6 +109,7 @@ TEST(ReferenceAlone, TheJobTimesTheRankedPhaseOnTheSaltsTheSubmissionsRunDrew) {
   ASSERT_TRUE(job) << why;
   EXPECT_EQ((*job)["mode"], "reference");
   EXPECT_EQ((*job)["salts"], json({281474976710000LL, 77}));
+  EXPECT_EQ((*job)["samples"], json({1, 1}));  // as many as the submission got
   EXPECT_EQ((*job)["benchmarks"][1]["size"], 128);
   EXPECT_TRUE((*job)["ranked"]);
   EXPECT_EQ((*job)["tests"], json::array());

@@ -23,7 +23,8 @@ ReferenceTiming reference_timing(const EvalRequest& request);
 
 // The reference's job (mode `reference`, harness.py's run_reference): the benchmark cases as the
 // submission's run timed them, with the salt it drew for each (from its `benchmark` events; the
-// secret of a ranked run goes on stdin's second line, as for the submission's). Empty, with *why
+// secret of a ranked run goes on stdin's second line, as for the submission's), and at most as
+// many samples per case as the submission got. Empty, with *why
 // set, when the events do not give a salt for every timed benchmark of `result`.
 std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu,
                                             const EvalResult& result,
