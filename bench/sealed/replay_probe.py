@@ -1,0 +1,671 @@
+#!/usr/bin/env python3
+"""Sealed timing, design 1 (sealed replay): a probe. Not yet run on a GPU.
+
+The submission runs in a child process with bench/sealed/record_shim.c preloaded. After
+warm-up (compilation, autotuning), the shim records one `custom_kernel` call on inputs A and
+one on inputs B (other seeds): the code images its kernels came from, every launch (function,
+grid, block, dynamic shared memory, stream, launch attributes, parameter bytes, and which
+parameter words are device addresses), and its copies and memsets. The child reports each
+input's and output's address, size, shape and dtype, and times `custom_kernel` in its own
+process as fence_probe.py's in-process side does (gate, L2 flush, events; 1 and 10 calls).
+
+The trusted side (this process, no shim) compares the two records: the same functions, grids,
+blocks, shared memory and parameter bytes, except for addresses, each of which must point at
+the same input or output at the same offset in both calls, or into scratch. If anything else
+differs, the launches depend on the input values on the host, and such a submission falls
+back to in-process timing. Otherwise it loads the recorded images with cuModuleLoadData into
+torch's context, makes fresh inputs with generate_input on a third seed, allocates outputs and
+scratch, rewrites every address parameter to its own buffers, and replays the launches on its
+own stream, timed like the child's (per call, and as CUDA graphs of 10 calls). The replayed
+output is checked against the reference on the fresh inputs.
+
+Here the trusted side checks in the same process and context that replays the submission's
+code. In production the replaying process must hold nothing secret on the GPU: the expected
+outputs are computed and compared in another process and context, since the replayed kernels
+can read and write anything in the context they run in (docs/sealed-timing.md).
+
+Usage (GPU host): bench/sealed/replay_probe.py --kj build/kj --problem problems/vectoradd \\
+    --submission problems/vectoradd/solutions/correct/triton.py --case 2 [--calls 1 10] \\
+    [--samples 200] [--json OUT] [--records DIR] [--shim kj_record_shim.so]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from fence_probe import Bracket, in_process  # noqa: E402  (and bench/ on the path)
+from conformance import layout_for_eval  # noqa: E402
+
+# Launch attributes that carry no handle or address of the recording process: replayed as
+# recorded. Others (an access-policy window's base address, events) make the record unreplayable.
+SAFE_ATTRIBUTES = {2, 4, 5, 6, 8, 9, 10, 11, 14, 16}
+MAX_SCRATCH = 4 << 30
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+# ------------------------------------------------------------------ the record (no torch here)
+
+
+def load_record(path: str) -> dict:
+    """One recording of the shim: images and functions by id, and the calls in order."""
+    record = {"images": {}, "functions": {}, "ops": [], "globals": [], "calls": None}
+    with open(path) as lines:
+        for line in lines:
+            ev = json.loads(line)
+            kind = ev["ev"]
+            if kind == "image":
+                record["images"][ev.get("hash") or f"#{ev['index']}"] = ev
+            elif kind == "function":
+                record["functions"][ev["id"]] = ev
+            elif kind in ("launch", "memcpy", "memset", "graph_launch"):
+                record["ops"].append(ev)
+            elif kind == "global":
+                record["globals"].append(ev)
+            elif kind == "end":
+                record["calls"] = ev["calls"]
+    return record
+
+
+def classify(value: int, tensors: dict, globals_: list, allocation=None):
+    """What a device address points at: ("input"|"output", index, offset from the tensor's
+    storage), ("global", name, offset), ("scratch", base, size, offset) from the allocation the
+    shim found it in, or None."""
+    for role in ("input", "output"):
+        for index, t in enumerate(tensors.get(role, [])):
+            if t["storage_ptr"] <= value < t["storage_ptr"] + max(t["storage_nbytes"], 1):
+                return (role, index, value - t["storage_ptr"])
+    for g in globals_:
+        if g["dptr"] <= value < g["dptr"] + max(g["size"], 1):
+            return ("global", g["name"], value - g["dptr"])
+    if allocation:
+        base, size = allocation
+        return ("scratch", base, size, value - base)
+    return None
+
+
+def _function_identity(record: dict, op: dict):
+    f = record["functions"].get(op["function"], {})
+    return (f.get("image"), f.get("name"))
+
+
+def _pointer_slots(record: dict, tensors: dict, op: dict) -> dict:
+    """Slot -> class for every address an op passes: ("param", byte offset) of a launch's
+    parameter words, "dst" and "src" of copies and memsets."""
+    slots = {}
+    if op["ev"] == "launch":
+        for p in op.get("ptrs", []):
+            slots[("param", p["at"])] = classify(p["value"], tensors, record["globals"],
+                                                 p.get("range"))
+    else:
+        for end in ("dst", "src"):
+            rng = op.get(end + "_range")
+            if rng is not None:
+                slots[end] = classify(op[end], tensors, record["globals"], rng)
+    return slots
+
+
+def _same_target(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    if a[0] == "scratch":  # fresh scratch either way: where in the allocator it lay may differ
+        return b[0] == "scratch"
+    return a == b
+
+
+def _masked(params_hex: str, offsets) -> bytes:
+    data = bytearray(bytes.fromhex(params_hex or ""))
+    for at in offsets:
+        data[at:at + 8] = b"\0" * len(data[at:at + 8])
+    return bytes(data)
+
+
+def compare(rec_a: dict, tensors_a: dict, rec_b: dict, tensors_b: dict) -> list[str]:
+    """How the two calls' sequences differ in more than where their buffers lie; [] if not."""
+    ops_a, ops_b = rec_a["ops"], rec_b["ops"]
+    differences = []
+    if len(ops_a) != len(ops_b):
+        differences.append(f"{len(ops_a)} calls on inputs A, {len(ops_b)} on inputs B")
+    for i, (a, b) in enumerate(zip(ops_a, ops_b)):
+        where = f"call {i}"
+        if (a["ev"], a.get("api")) != (b["ev"], b.get("api")):
+            differences.append(f"{where}: {a['ev']} {a.get('api')} vs {b['ev']} {b.get('api')}")
+            continue
+        if a["ev"] == "launch":
+            fa, fb = _function_identity(rec_a, a), _function_identity(rec_b, b)
+            if fa != fb:
+                differences.append(f"{where}: function {fa[1]} vs {fb[1]}")
+            for key in ("grid", "block", "smem", "attrs", "param_source"):
+                if a.get(key) != b.get(key):
+                    differences.append(f"{where}: {key} {a.get(key)} vs {b.get(key)}")
+        else:
+            for key in ("kind", "bytes", "elem", "value", "count", "host_bytes"):
+                if a.get(key) != b.get(key):
+                    differences.append(f"{where}: {key} {a.get(key)} vs {b.get(key)}")
+        slots_a, slots_b = (_pointer_slots(rec_a, tensors_a, a),
+                            _pointer_slots(rec_b, tensors_b, b))
+        for slot in sorted(set(slots_a) | set(slots_b), key=str):
+            ta, tb = slots_a.get(slot), slots_b.get(slot)
+            if not _same_target(ta, tb):
+                differences.append(f"{where}: address {slot} points at {ta} vs {tb}")
+        if a["ev"] == "launch":
+            offsets = [s[1] for s in set(slots_a) | set(slots_b)]
+            if _masked(a.get("params"), offsets) != _masked(b.get("params"), offsets):
+                differences.append(f"{where}: parameter bytes other than addresses differ")
+    return differences
+
+
+def unsupported(record: dict, tensors: dict) -> list[str]:
+    """Why this record cannot be replayed by this probe, even if both calls agree."""
+    reasons = []
+    streams = {op.get("stream") for op in record["ops"]}
+    if len(streams) > 1:
+        reasons.append(f"{len(streams)} streams")
+    if not any(op["ev"] == "launch" for op in record["ops"]):
+        reasons.append("no kernel launch recorded")
+    for i, op in enumerate(record["ops"]):
+        where = f"call {i} ({op.get('api')})"
+        if op.get("result", 0) != 0:
+            reasons.append(f"{where}: failed in the runner (CUDA error {op['result']})")
+        if op["ev"] == "graph_launch":
+            reasons.append(f"{where}: launches a CUDA graph")
+        elif op["ev"] == "launch":
+            f = record["functions"].get(op["function"], {})
+            if not f.get("image"):
+                reasons.append(f"{where}: function {f.get('name')} from an image not recorded")
+            if op.get("params") is None:
+                reasons.append(f"{where}: parameter layout unknown")
+            for attr in op.get("attrs", []):
+                if attr["id"] not in SAFE_ATTRIBUTES:
+                    reasons.append(f"{where}: launch attribute {attr['id']}")
+        elif op["ev"] == "memcpy":
+            if op["kind"] == "DtoH" or "dst_range" not in op:
+                reasons.append(f"{where}: copies to the host")
+            elif op["kind"] == "HtoD" and "host_bytes" not in op:
+                reasons.append(f"{where}: host data over 64 KiB")
+            elif op["kind"] != "HtoD" and "src_range" not in op:
+                reasons.append(f"{where}: source not in device memory")
+        for slot, target in _pointer_slots(record, tensors, op).items():
+            if target and target[0] == "global":
+                reasons.append(f"{where}: address {slot} in the device global {target[1]}")
+            if target and target[0] == "scratch" and target[2] > MAX_SCRATCH:
+                reasons.append(f"{where}: scratch allocation of {target[2]} bytes")
+    return reasons
+
+
+def plan(record: dict, tensors: dict) -> dict:
+    """The replay, with every address as a reference: (role, index, offset) for inputs and
+    outputs, ("scratch", region, offset) for scratch, one region per allocation seen."""
+    regions, steps = [], []
+
+    def ref(target):
+        if target[0] == "scratch":
+            key = (target[1], target[2])
+            if key not in regions:
+                regions.append(key)
+            return ("scratch", regions.index(key), target[3])
+        return target
+
+    for op in record["ops"]:
+        slots = {k: ref(v) for k, v in _pointer_slots(record, tensors, op).items() if v}
+        step = {k: op.get(k) for k in ("ev", "api", "grid", "block", "smem", "attrs", "elem",
+                                       "value", "count", "kind", "bytes", "host_bytes")}
+        if op["ev"] == "launch":
+            f = record["functions"][op["function"]]
+            step.update(image=f["image"], name=f["name"], layout=f["params"],
+                        func_attrs=f.get("attrs", []), params=op["params"],
+                        patches={s[1]: r for s, r in slots.items()})
+        else:
+            step.update(dst=slots.get("dst"), src=slots.get("src"))
+        steps.append(step)
+    return {"steps": steps, "scratch": [size for _, size in regions]}
+
+
+def address(ref, bases: dict) -> int:
+    """A reference of plan() made concrete: bases maps (role, index) to a storage address."""
+    return bases[(ref[0], ref[1])] + ref[2]
+
+
+def patched_params(step: dict, bases: dict) -> bytes:
+    data = bytearray(bytes.fromhex(step["params"]))
+    for at, ref in step["patches"].items():
+        data[at:at + 8] = address(ref, bases).to_bytes(8, "little")
+    return bytes(data)
+
+
+# ------------------------------------------------------------------ the runner's side
+
+
+def describe(torch, obj) -> list[dict]:
+    flat = []
+
+    def walk(x):
+        if isinstance(x, torch.Tensor):
+            flat.append(x)
+        elif isinstance(x, (tuple, list)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+
+    walk(obj)
+    return [{"data_ptr": t.data_ptr(), "storage_ptr": t.untyped_storage().data_ptr(),
+             "storage_nbytes": t.untyped_storage().nbytes(), "storage_offset": t.storage_offset(),
+             "nbytes": t.nbytes, "shape": list(t.shape), "stride": list(t.stride()),
+             "dtype": str(t.dtype).removeprefix("torch."), "device": str(t.device)} for t in flat]
+
+
+def structure(torch, out):
+    if isinstance(out, torch.Tensor):
+        return "tensor"
+    if isinstance(out, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in out):
+        return [type(out).__name__, len(out)]
+    return f"unsupported: {type(out).__name__}"
+
+
+def child_main(conn, task_dir: str, case: dict, seeds: list, shim: str, record_dir: str,
+               calls: list, samples: int) -> None:
+    """The untrusted side: the submission's process, with the shim preloaded."""
+    os.environ.pop("LD_PRELOAD", None)  # compilers started from here go without it
+    sys.path.insert(0, task_dir)
+    os.chdir(task_dir)
+    import torch
+
+    lib = ctypes.CDLL(shim)  # the preloaded copy
+    lib.kj_record_begin.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    lib.kj_record_end.restype = ctypes.c_longlong
+    torch.cuda.set_device(0)
+    reference = importlib.import_module("reference")
+    submission = importlib.import_module("submission")
+    warm = reference.generate_input(**case)
+    for _ in range(3):
+        submission.custom_kernel(warm)
+    torch.cuda.synchronize()
+    report, keep = {"recordings": []}, []
+    for name, seed in zip("AB", seeds):
+        data = reference.generate_input(**{**case, "seed": seed})
+        torch.cuda.synchronize()
+        path = os.path.join(record_dir, f"{name}.jsonl")
+        if lib.kj_record_begin(path.encode(), os.path.join(record_dir, "images").encode()) != 0:
+            raise RuntimeError("kj_record_begin failed")
+        out = submission.custom_kernel(data)
+        torch.cuda.synchronize()
+        written = lib.kj_record_end()
+        keep.append((data, out))  # alive, so B's buffers lie elsewhere than A's
+        report["recordings"].append({
+            "path": path, "seed": seed, "written": written, "structure": structure(torch, out),
+            "tensors": {"input": describe(torch, data), "output": describe(torch, out)},
+            "stream": torch.cuda.current_stream().cuda_stream})
+    bracket = Bracket(torch)
+    report["in_process"] = {str(k): in_process(torch, submission, warm, bracket, k, samples)
+                            for k in calls}
+    conn.send(report)
+
+
+# ------------------------------------------------------------------ the trusted side
+
+
+class Driver:
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        v, i, u, z, u64 = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t,
+                           ctypes.c_uint64)
+        for name, args in {
+                "cuCtxGetCurrent": [ctypes.POINTER(v)],
+                "cuModuleLoadData": [ctypes.POINTER(v), ctypes.c_char_p],
+                "cuModuleGetFunction": [ctypes.POINTER(v), v, ctypes.c_char_p],
+                "cuFuncSetAttribute": [v, i, i],
+                "cuLaunchKernel": [v, u, u, u, u, u, u, u, v, v, v],
+                "cuLaunchKernelEx": [v, v, v, v],
+                "cuMemsetD8Async": [u64, ctypes.c_ubyte, z, v],
+                "cuMemsetD16Async": [u64, ctypes.c_ushort, z, v],
+                "cuMemsetD32Async": [u64, u, z, v],
+                "cuMemcpyDtoDAsync_v2": [u64, u64, z, v],
+                "cuMemcpyHtoDAsync_v2": [u64, v, z, v]}.items():
+            fn = getattr(self.lib, name)
+            fn.argtypes, fn.restype = args, ctypes.c_int
+            setattr(self, name, self.checked(name, fn))
+
+    @staticmethod
+    def checked(name, fn):
+        def call(*args):
+            r = fn(*args)
+            if r != 0:
+                raise RuntimeError(f"{name}: CUDA error {r}")
+        return call
+
+
+class LaunchConfig(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]
+
+
+class Replay:
+    """The recorded call, loaded and bound to this process's buffers."""
+
+    def __init__(self, torch, driver: Driver, the_plan: dict, images: dict, bases: dict):
+        self.torch, self.d, self.calls = torch, driver, []
+        self.keep = []
+        modules, functions = {}, {}
+        for step in the_plan["steps"]:
+            if step["ev"] == "launch":
+                key = (step["image"], step["name"])
+                if key not in functions:
+                    if step["image"] not in modules:
+                        data = images[step["image"]]
+                        modules[step["image"]] = ctypes.c_void_p()
+                        driver.cuModuleLoadData(ctypes.byref(modules[step["image"]]), data)
+                    f = ctypes.c_void_p()
+                    driver.cuModuleGetFunction(ctypes.byref(f), modules[step["image"]],
+                                               step["name"].encode())
+                    for attr, value in step["func_attrs"]:
+                        driver.cuFuncSetAttribute(f, attr, value)
+                    if step["smem"] > 48 << 10:
+                        driver.cuFuncSetAttribute(
+                            f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, step["smem"])
+                    functions[key] = f
+                self.calls.append(self.bind_launch(step, functions[key], bases))
+            else:
+                self.calls.append(self.bind_copy(step, bases))
+        self.modules = modules
+
+    def bind_launch(self, step, f, bases):
+        buf = ctypes.create_string_buffer(patched_params(step, bases) or b"\0")
+        base = ctypes.addressof(buf)
+        params = (ctypes.c_void_p * max(len(step["layout"]), 1))(
+            *[base + off for off, _ in step["layout"]])
+        self.keep += [buf, params]
+        if step.get("attrs"):
+            raw = b"".join(bytes.fromhex(a["bytes"]) for a in step["attrs"])
+            attrs = ctypes.create_string_buffer(raw)
+            config = LaunchConfig((ctypes.c_uint * 3)(*step["grid"]),
+                                  (ctypes.c_uint * 3)(*step["block"]), step["smem"], None,
+                                  ctypes.addressof(attrs), len(step["attrs"]))
+            self.keep += [attrs, config]
+
+            def launch(stream):
+                config.stream = stream
+                self.d.cuLaunchKernelEx(ctypes.byref(config), f, params, None)
+            return launch
+        g, b, smem = step["grid"], step["block"], step["smem"]
+        return lambda stream: self.d.cuLaunchKernel(f, *g, *b, smem, stream, params, None)
+
+    def bind_copy(self, step, bases):
+        d = self.d
+        dst = address(step["dst"], bases)
+        if step["ev"] == "memset":
+            fn = {1: d.cuMemsetD8Async, 2: d.cuMemsetD16Async, 4: d.cuMemsetD32Async}[step["elem"]]
+            return lambda stream: fn(dst, step["value"], step["count"], stream)
+        if step["kind"] == "HtoD":
+            host = ctypes.create_string_buffer(bytes.fromhex(step["host_bytes"]) or b"\0")
+            self.keep.append(host)
+            return lambda stream: d.cuMemcpyHtoDAsync_v2(dst, host, step["bytes"], stream)
+        src = address(step["src"], bases)
+        return lambda stream: d.cuMemcpyDtoDAsync_v2(dst, src, step["bytes"], stream)
+
+    def __call__(self):
+        stream = self.torch.cuda.current_stream().cuda_stream  # the capture stream in a graph
+        for call in self.calls:
+            call(stream)
+
+
+def fresh_buffers(torch, recording: dict, data, the_plan: dict):
+    """This process's inputs (from generate_input), outputs and scratch: bases for plan()'s
+    references, the output as the submission returned it, and layout problems if any."""
+    problems, bases = [], {}
+    fresh = describe(torch, data)
+    flat_inputs = []
+
+    def walk(x):
+        if isinstance(x, torch.Tensor):
+            flat_inputs.append(x)
+        elif isinstance(x, (tuple, list)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+
+    walk(data)
+    recorded = recording["tensors"]
+    for k, (old, new) in enumerate(zip(recorded["input"], fresh)):
+        for key in ("shape", "stride", "dtype", "storage_offset", "storage_nbytes"):
+            if old[key] != new[key]:
+                problems.append(f"input {k}: {key} {old[key]} recorded, {new[key]} fresh")
+        bases[("input", k)] = new["storage_ptr"]
+    if len(recorded["input"]) != len(fresh):
+        problems.append(f"{len(recorded['input'])} input tensors recorded, {len(fresh)} fresh")
+    outputs, storages = [], []
+    for k, old in enumerate(recorded["output"]):
+        alias = next((j for j, t in enumerate(recorded["input"])
+                      if t["storage_ptr"] == old["storage_ptr"]), None)
+        if alias is not None and alias < len(flat_inputs):
+            storage = flat_inputs[alias].untyped_storage()
+        else:
+            raw = torch.empty(old["storage_nbytes"], dtype=torch.uint8, device="cuda")
+            storages.append(raw)
+            storage = raw.untyped_storage()
+        bases[("output", k)] = storage.data_ptr()
+        t = torch.empty(0, dtype=getattr(torch, old["dtype"]), device="cuda")
+        t.set_(storage, old["storage_offset"], old["shape"], old["stride"])
+        outputs.append(t)
+    scratch = [torch.empty(size, dtype=torch.uint8, device="cuda") for size in the_plan["scratch"]]
+    for i, s in enumerate(scratch):
+        bases[("scratch", i)] = s.data_ptr()
+    shape = recording["structure"]
+    out = outputs[0] if shape == "tensor" else (tuple(outputs) if shape[0] == "tuple" else outputs)
+    return bases, out, problems, (storages, scratch)
+
+
+def check(reference, data, out) -> tuple[bool, str]:
+    if hasattr(reference, "check_implementation"):
+        r = reference.check_implementation(data, out)
+        if isinstance(r, tuple):
+            return bool(r[0]), str(r[1])[:300]
+        if isinstance(r, str):
+            return r == "", r[:300]
+        return bool(r), ""
+    import torch
+
+    expected = reference.ref_kernel(data)
+    return bool(torch.allclose(out.float(), expected.float(), rtol=1e-3, atol=1e-3)), ""
+
+
+def scaled(stats: dict, by: int) -> dict:
+    return {**stats, "median_ns": stats["median_ns"] / by, "iqr_ns": stats["iqr_ns"] / by}
+
+
+def trusted_replay(torch, reference, case: dict, seed: int, recording: dict, the_plan: dict,
+                   images: dict, calls: list, samples: int) -> dict:
+    torch.cuda.init()
+    torch.cuda.set_device(0)
+    torch.zeros(1, device="cuda")
+    driver = Driver()
+    ctx = ctypes.c_void_p()
+    driver.cuCtxGetCurrent(ctypes.byref(ctx))
+    if not ctx.value:
+        raise RuntimeError("no current CUDA context after torch's initialisation")
+    data = reference.generate_input(**{**case, "seed": seed})
+    bases, out, problems, keep = fresh_buffers(torch, recording, data, the_plan)
+    result = {"seed": seed, "layout_problems": problems}
+    if problems:
+        return result
+    replay = Replay(torch, driver, the_plan, images, bases)
+    for raw in keep[0]:
+        raw.fill_(255)  # NaN in floating point: an output the replay did not write fails
+    replay()
+    torch.cuda.synchronize()
+    result["check"] = check(reference, data, out)
+    bracket = Bracket(torch)
+    runner = types.SimpleNamespace(custom_kernel=lambda _data: replay())
+    result["replayed"] = {str(k): in_process(torch, runner, None, bracket, k, samples)
+                          for k in calls}
+    graphs = {}
+    for k in calls:
+        try:
+            graph = torch.cuda.CUDAGraph()
+            side = torch.cuda.Stream()
+            with torch.cuda.stream(side):
+                replay()
+            torch.cuda.synchronize()
+            with torch.cuda.graph(graph):
+                for _ in range(k):
+                    replay()
+            runner = types.SimpleNamespace(custom_kernel=lambda _data, g=graph: g.replay())
+            graphs[str(k)] = scaled(in_process(torch, runner, None, bracket, 1, samples), k)
+        except RuntimeError as e:
+            graphs[str(k)] = {"error": str(e)[:300]}
+    result["replayed_graph"] = graphs
+    torch.cuda.synchronize()
+    result["check_after_timing"] = check(reference, data, out)
+    return result
+
+
+# ------------------------------------------------------------------ the probe
+
+
+def build_shim(into: str) -> str:
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    out = os.path.join(into, "kj_record_shim.so")
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC", f"-I{cuda}/include",
+                    os.path.join(HERE, "record_shim.c"), "-o", out, "-ldl", "-lpthread"],
+                   check=True)
+    return out
+
+
+def read_images(record: dict) -> dict:
+    images = {}
+    for key, ev in record["images"].items():
+        if "file" not in ev:
+            continue
+        with open(ev["file"], "rb") as f:
+            data = f.read()
+        if hashlib.sha256(data).hexdigest() != ev["hash"]:
+            raise RuntimeError(f"image {ev['file']}: its hash is not its name")
+        images[key] = data
+    return images
+
+
+def table(report: dict) -> str:
+    def cell(stats) -> str:
+        if not stats or "median_ns" not in stats:
+            return (stats or {}).get("error", "")[:40]
+        return f"{stats['median_ns']:.0f} ({stats['iqr_ns']:.0f})"
+
+    lines = ["| calls | replayed median ns (IQR) | replayed as a graph | in-process median ns (IQR) "
+             "| ratio replayed/in-process |", "|---|---|---|---|---|"]
+    trusted = report.get("trusted") or {}
+    for k, inproc in report["in_process"].items():
+        rep = (trusted.get("replayed") or {}).get(k)
+        graph = (trusted.get("replayed_graph") or {}).get(k)
+        ratio = rep["median_ns"] / inproc["median_ns"] if rep else float("nan")
+        lines.append(f"| {k} | {cell(rep)} | {cell(graph)} | {cell(inproc)} | {ratio:.4f} |")
+    lines.append("")
+    lines.append(f"launches per call: {report['launches_per_call']}; images: {report['images']}; "
+                 f"timing: {report['timing']}")
+    for reason in report["differences"] + report["unsupported"]:
+        lines.append(f"  - {reason}")
+    if trusted.get("check"):
+        lines.append(f"check of the replayed output on fresh inputs: {trusted['check']}; "
+                     f"after timing: {trusted.get('check_after_timing')}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kj", required=True, help="kj, to lay out the task files")
+    parser.add_argument("--problem", required=True)
+    parser.add_argument("--submission", required=True)
+    parser.add_argument("--case", type=int, default=0, help="benchmark case index")
+    parser.add_argument("--calls", type=int, nargs="+", default=[1, 10])
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--json")
+    parser.add_argument("--records", help="keep the records and images here")
+    parser.add_argument("--shim", help="a built record_shim.c (else built here with gcc)")
+    args = parser.parse_args()
+
+    import multiprocessing as mp
+
+    import torch
+
+    work = tempfile.mkdtemp(prefix="kj-replay-")
+    task_dir = os.path.join(work, "task")
+    os.mkdir(task_dir)
+    record_dir = args.records or os.path.join(work, "records")
+    os.makedirs(record_dir, exist_ok=True)
+    shim = os.path.abspath(args.shim) if args.shim else build_shim(work)
+    layout_for_eval(args.kj, args.problem, args.submission, task_dir)
+    shown = json.loads(subprocess.run([args.kj, "problem", "show", args.problem],
+                                      capture_output=True, text=True, check=True).stdout)
+    case = {k: v for k, v in shown["benchmarks"][args.case].items() if k != "bytes"}
+    sys.path.insert(0, task_dir)
+    reference = importlib.import_module("reference")
+    if "device" in inspect.signature(reference.generate_input).parameters:
+        case["device"] = "cuda"
+    seeds = [case["seed"] + 1, case["seed"] + 2, case["seed"] + 3]
+
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    os.environ["LD_PRELOAD"] = shim
+    try:
+        proc = ctx.Process(target=child_main, args=(child, task_dir, case, seeds[:2], shim,
+                                                    record_dir, args.calls, args.samples))
+        proc.start()
+    finally:
+        del os.environ["LD_PRELOAD"]
+    try:
+        runner = parent.recv()
+    except EOFError:
+        proc.join(60)
+        raise SystemExit(f"the runner's process ended without a report (exit {proc.exitcode})")
+    proc.join(60)
+
+    rec_a, rec_b = (load_record(r["path"]) for r in runner["recordings"])
+    tens_a, tens_b = (r["tensors"] for r in runner["recordings"])
+    differences = compare(rec_a, tens_a, rec_b, tens_b)
+    reasons = unsupported(rec_a, tens_a)
+    shape = runner["recordings"][0]["structure"]
+    if isinstance(shape, str) and shape != "tensor":
+        reasons.append(f"output {shape}")
+    report = {"case": case, "seeds": seeds, "records": record_dir,
+              "launches_per_call": sum(op["ev"] == "launch" for op in rec_a["ops"]),
+              "calls_per_call": len(rec_a["ops"]), "images": len(rec_a["images"]),
+              "image_kinds": sorted({ev.get("kind", "?") for ev in rec_a["images"].values()}),
+              "streams": sorted({op.get("stream") for op in rec_a["ops"]}),
+              "runner_stream": runner["recordings"][0]["stream"],
+              "differences": differences, "unsupported": reasons,
+              "in_process": runner["in_process"], "recordings": runner["recordings"]}
+    if differences:
+        report["timing"] = "host-side data-dependent: falls back to in-process timing"
+    elif reasons:
+        report["timing"] = "not replayable by this probe: falls back to in-process timing"
+    else:
+        report["timing"] = "replayed"
+        the_plan = plan(rec_a, tens_a)
+        report["trusted"] = trusted_replay(torch, reference, case, seeds[2], runner["recordings"][0],
+                                           the_plan, read_images(rec_a), args.calls, args.samples)
+    print(json.dumps({k: v for k, v in report.items() if k != "recordings"}), flush=True)
+    print(table(report))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(report, out, indent=1)
+    if not args.records:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
