@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Sealed timing, design 1 (sealed replay): a probe. Not yet run on a GPU.
+"""Sealed timing, design 1 (sealed replay): a probe.
+
+Run once on an H100, for a Triton kernel: recorded, replayed and checked; its timings were
+not kept (docs/sealed-timing.md).
 
 The submission runs in a child process with bench/sealed/record_shim.c preloaded. After
 warm-up (compilation, autotuning), the shim records one `custom_kernel` call on inputs A and
