@@ -160,8 +160,8 @@ def summary(times: list[float], held: int, samples: int) -> dict:
             "gate_held": held / samples}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def probe_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments every sealed-timing probe takes (this one and replay_probe.py)."""
     parser.add_argument("--kj", required=True, help="kj, to lay out the task files")
     parser.add_argument("--problem", required=True)
     parser.add_argument("--submission", required=True)
@@ -169,6 +169,11 @@ def main() -> int:
     parser.add_argument("--calls", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--json")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    probe_arguments(parser)
     args = parser.parse_args()
 
     import torch

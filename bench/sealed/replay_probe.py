@@ -49,7 +49,7 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from fence_probe import Bracket, in_process  # noqa: E402  (and bench/ on the path)
+from fence_probe import Bracket, in_process, probe_arguments  # noqa: E402
 from conformance import layout_for_eval  # noqa: E402
 
 # Launch attributes that carry no handle or address of the recording process: replayed as
@@ -250,7 +250,8 @@ def patched_params(step: dict, bases: dict) -> bytes:
 # ------------------------------------------------------------------ the runner's side
 
 
-def describe(torch, obj) -> list[dict]:
+def tensors_in(torch, obj) -> list:
+    """The tensors in `obj` (nested tuples, lists and dict values), in order."""
     flat = []
 
     def walk(x):
@@ -264,6 +265,11 @@ def describe(torch, obj) -> list[dict]:
                 walk(y)
 
     walk(obj)
+    return flat
+
+
+def describe(torch, obj) -> list[dict]:
+    flat = tensors_in(torch, obj)
     return [{"data_ptr": t.data_ptr(), "storage_ptr": t.untyped_storage().data_ptr(),
              "storage_nbytes": t.untyped_storage().nbytes(), "storage_offset": t.storage_offset(),
              "nbytes": t.nbytes, "shape": list(t.shape), "stride": list(t.stride()),
@@ -430,19 +436,7 @@ def fresh_buffers(torch, recording: dict, data, the_plan: dict):
     references, the output as the submission returned it, and layout problems if any."""
     problems, bases = [], {}
     fresh = describe(torch, data)
-    flat_inputs = []
-
-    def walk(x):
-        if isinstance(x, torch.Tensor):
-            flat_inputs.append(x)
-        elif isinstance(x, (tuple, list)):
-            for y in x:
-                walk(y)
-        elif isinstance(x, dict):
-            for y in x.values():
-                walk(y)
-
-    walk(data)
+    flat_inputs = tensors_in(torch, data)
     recorded = recording["tensors"]
     for k, (old, new) in enumerate(zip(recorded["input"], fresh)):
         for key in ("shape", "stride", "dtype", "storage_offset", "storage_nbytes"):
@@ -589,13 +583,7 @@ def table(report: dict) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kj", required=True, help="kj, to lay out the task files")
-    parser.add_argument("--problem", required=True)
-    parser.add_argument("--submission", required=True)
-    parser.add_argument("--case", type=int, default=0, help="benchmark case index")
-    parser.add_argument("--calls", type=int, nargs="+", default=[1, 10])
-    parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--json")
+    probe_arguments(parser)
     parser.add_argument("--records", help="keep the records and images here")
     parser.add_argument("--shim", help="a built record_shim.c (else built here with gcc)")
     args = parser.parse_args()

@@ -9,39 +9,37 @@
 
 #undef cuGetProcAddress
 
-typedef int (*begin_fn)(const char *, const char *);
+typedef int (*begin_fn)(const char*, const char*);
 typedef long long (*end_fn)(void);
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              unsigned, unsigned, CUstream, void **, void **);
-typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
-                           CUdriverProcAddressQueryResult *);
+                              unsigned, unsigned, CUstream, void**, void**);
+typedef CUresult (*gpa_fn)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 typedef CUresult (*memset_fn)(CUdeviceptr, unsigned char, size_t, CUstream);
 
-#define CHECK(x)                                     \
-  do {                                               \
-    if ((x) != CUDA_SUCCESS) {                       \
-      fprintf(stderr, "failed: %s\n", #x);           \
-      return 1;                                      \
-    }                                                \
+#define CHECK(x)                           \
+  do {                                     \
+    if ((x) != CUDA_SUCCESS) {             \
+      fprintf(stderr, "failed: %s\n", #x); \
+      return 1;                            \
+    }                                      \
   } while (0)
 
-int main(int argc, char **argv) {
-  if (argc != 3)
-    return 2;
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
   begin_fn begin = (begin_fn)dlsym(RTLD_DEFAULT, "kj_record_begin");
   end_fn end = (end_fn)dlsym(RTLD_DEFAULT, "kj_record_end");
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW);
   if (!begin || !end || !cuda) {
     fprintf(stderr, "shim or fake libcuda missing\n");
     return 1;
   }
   /* A minimal cubin (ELF64 header and one section header) on the heap, and a PTX image. */
-  unsigned char *cubin = calloc(1, 128);
+  unsigned char* cubin = calloc(1, 128);
   memcpy(cubin, "\177ELF\2\1\1", 7);
-  cubin[40] = 64;  /* e_shoff */
-  cubin[58] = 64;  /* e_shentsize */
-  cubin[60] = 1;   /* e_shnum */
-  char *ptx = strdup(".version 8.0\n.target sm_90\n");
+  cubin[40] = 64; /* e_shoff */
+  cubin[58] = 64; /* e_shentsize */
+  cubin[60] = 1;  /* e_shnum */
+  char* ptx = strdup(".version 8.0\n.target sm_90\n");
   CUmodule m1, m2;
   CUfunction f1, f2;
   CHECK(cuModuleLoadData(&m1, cubin)); /* direct */
@@ -53,22 +51,21 @@ int main(int argc, char **argv) {
   unsigned long long a = (1ull << 40) + 0x100, b = (1ull << 40) + (5ull << 20) + 0x40;
   int n = 1000;
   float scale = 2.0f;
-  void *params[] = {&a, &b, &n, &scale};
+  void* params[] = {&a, &b, &n, &scale};
   CUstream stream = (CUstream)(long)0x5000;
 
   launch_fn by_dlsym = (launch_fn)dlsym(cuda, "cuLaunchKernel");
   gpa_fn gpa = (gpa_fn)dlsym(cuda, "cuGetProcAddress_v2");
   launch_fn by_gpa = NULL;
   memset_fn memset_gpa = NULL;
-  CHECK(gpa("cuLaunchKernel", (void **)&by_gpa, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+  CHECK(gpa("cuLaunchKernel", (void**)&by_gpa, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
             NULL));
   gpa_fn gpa2 = NULL;
-  CHECK(gpa("cuGetProcAddress", (void **)&gpa2, 13000, 0, NULL));
-  CHECK(gpa2("cuMemsetD8Async", (void **)&memset_gpa, 13000, 0, NULL));
+  CHECK(gpa("cuGetProcAddress", (void**)&gpa2, 13000, 0, NULL));
+  CHECK(gpa2("cuMemsetD8Async", (void**)&memset_gpa, 13000, 0, NULL));
 
   CHECK(cuLaunchKernel(f1, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL)); /* not recorded */
-  if (begin(argv[1], argv[2]) != 0)
-    return 1;
+  if (begin(argv[1], argv[2]) != 0) return 1;
   CHECK(cuLaunchKernel(f1, 8, 1, 1, 128, 1, 1, 0, stream, params, NULL));
   CHECK(by_dlsym(f2, 4, 2, 1, 64, 1, 1, 1024, stream, params, NULL));
   CHECK(by_gpa(f1, 2, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
@@ -78,7 +75,7 @@ int main(int argc, char **argv) {
   memcpy(packed + 16, &n, 4);
   memcpy(packed + 20, &scale, 4);
   size_t packed_size = sizeof packed;
-  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, CU_LAUNCH_PARAM_END};
   CUlaunchAttribute attr;
   memset(&attr, 0, sizeof attr);
