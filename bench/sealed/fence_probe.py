@@ -171,6 +171,23 @@ def probe_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json")
 
 
+def load_case(args, task_dir: str) -> tuple[dict, object]:
+    """The task laid out in `task_dir` as KernelBot does, and put on the import path; returns the
+    benchmark case `args.case` (on the GPU where generate_input takes a device) and the task's
+    reference module."""
+    import inspect
+
+    layout_for_eval(args.kj, args.problem, args.submission, task_dir)
+    shown = json.loads(subprocess.run([args.kj, "problem", "show", args.problem],
+                                      capture_output=True, text=True, check=True).stdout)
+    case = {k: v for k, v in shown["benchmarks"][args.case].items() if k != "bytes"}
+    sys.path.insert(0, task_dir)
+    reference = importlib.import_module("reference")
+    if "device" in inspect.signature(reference.generate_input).parameters:
+        case["device"] = "cuda"
+    return case, reference
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     probe_arguments(parser)
@@ -180,17 +197,8 @@ def main() -> int:
     import torch.multiprocessing as mp
 
     task_dir = tempfile.mkdtemp(prefix="kj-fence-")
-    layout_for_eval(args.kj, args.problem, args.submission, task_dir)
-    shown = json.loads(subprocess.run([args.kj, "problem", "show", args.problem],
-                                      capture_output=True, text=True, check=True).stdout)
-    case = {k: v for k, v in shown["benchmarks"][args.case].items() if k != "bytes"}
-    sys.path.insert(0, task_dir)
-    reference = importlib.import_module("reference")
+    case, reference = load_case(args, task_dir)
     submission = importlib.import_module("submission")
-    import inspect
-
-    if "device" in inspect.signature(reference.generate_input).parameters:
-        case["device"] = "cuda"
     data = reference.generate_input(**case)
     expected = reference.ref_kernel(data)
     expected = expected.clone() if isinstance(expected, torch.Tensor) else expected

@@ -38,7 +38,6 @@ import argparse
 import ctypes
 import hashlib
 import importlib
-import inspect
 import json
 import os
 import shutil
@@ -49,8 +48,7 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from fence_probe import Bracket, in_process, probe_arguments  # noqa: E402
-from conformance import layout_for_eval  # noqa: E402
+from fence_probe import Bracket, in_process, load_case, probe_arguments  # noqa: E402
 
 # Launch attributes that carry no handle or address of the recording process: replayed as
 # recorded. Others (an access-policy window's base address, events) make the record unreplayable.
@@ -598,14 +596,7 @@ def main() -> int:
     record_dir = args.records or os.path.join(work, "records")
     os.makedirs(record_dir, exist_ok=True)
     shim = os.path.abspath(args.shim) if args.shim else build_shim(work)
-    layout_for_eval(args.kj, args.problem, args.submission, task_dir)
-    shown = json.loads(subprocess.run([args.kj, "problem", "show", args.problem],
-                                      capture_output=True, text=True, check=True).stdout)
-    case = {k: v for k, v in shown["benchmarks"][args.case].items() if k != "bytes"}
-    sys.path.insert(0, task_dir)
-    reference = importlib.import_module("reference")
-    if "device" in inspect.signature(reference.generate_input).parameters:
-        case["device"] = "cuda"
+    case, reference = load_case(args, task_dir)
     seeds = [case["seed"] + 1, case["seed"] + 2, case["seed"] + 3]
 
     ctx = mp.get_context("spawn")
