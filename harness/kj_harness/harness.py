@@ -602,7 +602,10 @@ class Evaluation:
         the salt that run drew for it (`salts`, from its benchmark event) and, for a ranked run,
         the same secret (stdin's second line), through timing.timed_args. At most as many
         samples as the submission got (`samples`), as when both were sampled in the same rounds:
-        the stopping rule may end it sooner, the caps of the job's timing later never."""
+        the stopping rule may end it sooner, the caps of the job's timing later never.
+        Multi-rank: one such job per rank (src/judge/ranks.cpp), every rank given rank 0's salts;
+        only the reference's runner was forked, in the reference runners' group, and time_rounds
+        keeps the ranks in lockstep and stops them together, as in the submission's run."""
         self.report.emit("stage", stage="reference")
         secret = read_secret() if self.job.get("ranked") else None
         cases, salts = self.job["benchmarks"], self.job["salts"]

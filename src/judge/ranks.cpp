@@ -3,10 +3,12 @@
 // each other in lockstep (harness/kj_harness/ranks.py); this file starts them, ends the others
 // once one rank failed, and merges the ranks' facts into one verdict (docs/multi-gpu.md).
 #include <algorithm>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -14,6 +16,7 @@
 
 #include "judge/detail/harness_run.h"
 #include "judge/detail/not_started.h"
+#include "judge/detail/reference_alone.h"
 #include "judge/detail/temp_dir.h"
 #include "judge/judge.h"
 
@@ -89,15 +92,21 @@ std::string join_ranks(const std::vector<int>& ranks) {
   return out;
 }
 
+// Whether an event is one case's (a test's, a benchmark's, or the reference's timing alone).
+bool case_event(const nlohmann::json& event) {
+  const std::string name = event.value("event", "");
+  return name == "test" || name == "benchmark" || name == "reference";
+}
+
 // The ranks' events with every timed sample the slowest rank's: event by event, rank 0's
 // events with their sample arrays (and untimed call times) replaced by the maximum over ranks.
+// The submission's run and the reference's alone alike.
 std::optional<std::vector<nlohmann::json>> merge_events(const std::vector<RankRun>& runs,
                                                         std::string* error) {
   auto cases_of = [](const std::vector<nlohmann::json>& events) {
     std::vector<const nlohmann::json*> out;
     for (const auto& e : events) {
-      const std::string name = e.value("event", "");
-      if (name == "test" || name == "benchmark") out.push_back(&e);
+      if (case_event(e)) out.push_back(&e);
     }
     return out;
   };
@@ -105,9 +114,8 @@ std::optional<std::vector<nlohmann::json>> merge_events(const std::vector<RankRu
   std::vector<nlohmann::json> merged;
   std::size_t case_index = 0;
   for (const auto& event : runs[0].events) {
-    const std::string name = event.value("event", "");
-    if (name != "test" && name != "benchmark") {
-      if (name != "waiting") merged.push_back(event);
+    if (!case_event(event)) {
+      if (event.value("event", "") != "waiting") merged.push_back(event);
       continue;
     }
     nlohmann::json out = event;
@@ -122,6 +130,12 @@ std::optional<std::vector<nlohmann::json>> merge_events(const std::vector<RankRu
       if (other.value("index", -1) != event.value("index", -1) ||
           other.value("phase", "") != event.value("phase", "")) {
         *error = "rank " + std::to_string(r) + " ran its cases in another order than rank 0";
+        return std::nullopt;
+      }
+      // Every rank times on rank 0's salt (harness.py, timed_benchmark): the reference's ranks,
+      // timed alone later, are given rank 0's.
+      if (event.contains("salt") && other.value("salt", nlohmann::json()) != event["salt"]) {
+        *error = "rank " + std::to_string(r) + " timed on other inputs than rank 0";
         return std::nullopt;
       }
       if (event.contains("elapsed_ns") && other.contains("elapsed_ns") &&
@@ -170,6 +184,130 @@ sandbox::Outcome merge_outcomes(const std::vector<RankRun>& runs) {
     }
   }
   return out;
+}
+
+// The ranks' sandboxes for one job (the submission's, or the reference's alone), in `network`,
+// one per device, each given `job` with its rank's part; collected as they end. `passed` reads
+// an ended rank (its outcome and events set) and says whether it passed: once one did not, the
+// others get a grace period to end (they stop at their next step, or their process group
+// reports the peer gone), then are cancelled: a rank stuck in a collective with a dead peer
+// would otherwise wait for the wall. `watch_gpu`: each rank's GPU read before its start, for
+// the health check after the run.
+std::vector<RankRun> run_ranks(const EvalRequest& request, const Environment& environment,
+                               const std::vector<std::string>& devices,
+                               const sandbox::SharedNetwork& network, const fs::path& task_root,
+                               nlohmann::json job, const std::string& secret,
+                               std::chrono::milliseconds wall, bool watch_gpu,
+                               const std::function<bool(RankRun&)>& passed) {
+  const bool gpu = environment.device != "cpu";
+  const int world_size = static_cast<int>(devices.size());
+  std::vector<RankRun> runs(devices.size());
+  std::vector<std::shared_ptr<sandbox::Cancel>> cancels;
+  std::vector<std::future<sandbox::Outcome>> futures;
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    RankRun& run = runs[r];
+    run.rank = static_cast<int>(r);
+    run.device = devices[r];
+    job["ranks"] = {
+        {"rank", r},
+        {"world_size", world_size},
+        {"backend", gpu ? "cpu:gloo,cuda:nccl" : "gloo"},
+        {"ports",
+         {{"harness", kHarnessGroupPort},
+          {"a", kSubmissionGroupPort},
+          {"reference", kReferenceGroupPort}}},
+        // The groups' own timeouts outlast the wall limit: a hang is the judge's to name.
+        {"timeout_s", std::chrono::duration<double>(wall).count() + 60},
+    };
+    Environment rank_environment = environment;
+    rank_environment.device = devices[r];
+    sandbox::Spec spec = harness_spec(rank_environment, task_root, false, request.limits);
+    spec.stdin_data = job.dump() + "\n" + secret;
+    spec.limits.wall = wall;
+    spec.network_namespace_fd = network.fd();
+    spec.hostname = "kj-rank" + std::to_string(r);
+    spec.cancel = std::make_shared<sandbox::Cancel>();
+    cancels.push_back(spec.cancel);
+    if (gpu && watch_gpu) {
+      run.monitor.emplace(std::stoi(devices[r].substr(5)));
+      std::string ignored;
+      run.gpu_before = run.monitor->read(&ignored);
+    }
+    futures.push_back(
+        std::async(std::launch::async, [spec = std::move(spec)] { return sandbox::run(spec); }));
+  }
+
+  std::vector<bool> collected(runs.size(), false);
+  std::optional<std::chrono::steady_clock::time_point> first_failure;
+  std::size_t remaining = runs.size();
+  while (remaining > 0) {
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      if (collected[r] ||
+          futures[r].wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+        continue;
+      collected[r] = true;
+      --remaining;
+      RankRun& run = runs[r];
+      run.outcome = futures[r].get();
+      run.events = parse_events(run.outcome.result_data, &run.parse_error);
+      if (!passed(run) && !first_failure) first_failure = std::chrono::steady_clock::now();
+    }
+    if (first_failure && std::chrono::steady_clock::now() - *first_failure > kRankGrace) {
+      for (std::size_t r = 0; r < runs.size(); ++r)
+        if (!collected[r]) cancels[r]->cancel();
+    }
+  }
+  return runs;
+}
+
+// The reference's job in world_size fresh sandboxes, in a network namespace of their own, after
+// the submission's ranks ended (docs/multi-gpu.md, "The reference, alone"): the ranks' reference
+// runners join their process group as in the submission's run, and each sample is the slowest
+// rank's. `events` are rank 0's of the submission's run: every rank timed on rank 0's salts
+// (merge_events checked that they agree). A failure leaves the verdict as it is, without a
+// speedup (omit_speedup).
+void time_reference_ranks(const EvalRequest& request, const Environment& environment,
+                          const std::vector<std::string>& devices,
+                          std::span<const nlohmann::json> events, const std::string& secret,
+                          std::chrono::milliseconds wall, EvalResult& result) {
+  // A GPU left with a process or memory of the run would time the reference slow.
+  if (result.gpu_health.checked && !result.gpu_health.ok)
+    return omit_speedup(result, "a GPU was unhealthy after the submission's run");
+  const bool gpu = environment.device != "cpu";
+  std::string why;
+  const auto job = reference_job(request, gpu, result, events, &why);
+  if (!job) return omit_speedup(result, why);
+  std::optional<sandbox::SharedNetwork> network;
+  TempDir task_root;
+  try {
+    network.emplace();
+    // Nothing of the submission goes into the reference's sandboxes: its submission.py is empty.
+    problem::materialize(*request.problem, "", task_root.path() / "task");
+  } catch (const std::exception& e) {
+    return omit_speedup(result, std::string("its sandboxes could not be made: ") + e.what());
+  }
+  const std::size_t expected = result.benchmarks.size();
+  std::vector<std::string> failures(devices.size());
+  std::vector<RankRun> runs = run_ranks(
+      request, environment, devices, *network, task_root.path(), *job, secret, wall, false,
+      [&](RankRun& run) {
+        failures[static_cast<std::size_t>(run.rank)] = reference_run_failure(run.outcome, expected);
+        return failures[static_cast<std::size_t>(run.rank)].empty();
+      });
+  // The rank to name: one that failed on its own rather than stopped by a peer's failure.
+  std::optional<std::size_t> failed;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (failures[r].empty()) continue;
+    if (!failed || (secondary_failure(runs[*failed]) && !secondary_failure(runs[r]))) failed = r;
+  }
+  if (failed) {
+    return omit_speedup(result, "in its run alone, rank " + std::to_string(*failed) + " of " +
+                                    std::to_string(runs.size()) + ": " + failures[*failed]);
+  }
+  std::string merge_error;
+  const auto merged = merge_events(runs, &merge_error);
+  if (!merged) return omit_speedup(result, "its ranks' times do not match: " + merge_error);
+  merge_reference(result, merge_outcomes(runs), *merged, "");
 }
 
 }  // namespace
@@ -233,7 +371,7 @@ EvalResult evaluate_ranks(const EvalRequest& request, const Environment& environ
   }
 
   // Every rank's GPU leased, always in one order, so that two runs wanting the same GPUs
-  // cannot each hold some and wait for the rest.
+  // cannot each hold some and wait for the rest. Held until the reference's ranks ended too.
   std::vector<GpuLease> leases;
   if (gpu) {
     std::set<std::string> wanted(devices.begin(), devices.end());
@@ -245,68 +383,12 @@ EvalResult evaluate_ranks(const EvalRequest& request, const Environment& environ
   }
   const auto wall = harness_wall(request);
   const std::string secret = secret_line(request);
-  nlohmann::json job = harness_job(request, gpu);
-  std::vector<RankRun> runs(devices.size());
-  std::vector<std::shared_ptr<sandbox::Cancel>> cancels;
-  std::vector<std::future<sandbox::Outcome>> futures;
-  for (std::size_t r = 0; r < devices.size(); ++r) {
-    RankRun& run = runs[r];
-    run.rank = static_cast<int>(r);
-    run.device = devices[r];
-    job["ranks"] = {
-        {"rank", r},
-        {"world_size", world_size},
-        {"backend", gpu ? "cpu:gloo,cuda:nccl" : "gloo"},
-        {"ports",
-         {{"harness", kHarnessGroupPort},
-          {"a", kSubmissionGroupPort},
-          {"reference", kReferenceGroupPort}}},
-        // The groups' own timeouts outlast the wall limit: a hang is the judge's to name.
-        {"timeout_s", std::chrono::duration<double>(wall).count() + 60},
-    };
-    Environment rank_environment = environment;
-    rank_environment.device = devices[r];
-    sandbox::Spec spec = harness_spec(rank_environment, task_root.path(), false, request.limits);
-    spec.stdin_data = job.dump() + "\n" + secret;
-    spec.limits.wall = wall;
-    spec.network_namespace_fd = network->fd();
-    spec.hostname = "kj-rank" + std::to_string(r);
-    spec.cancel = std::make_shared<sandbox::Cancel>();
-    cancels.push_back(spec.cancel);
-    if (gpu) {
-      run.monitor.emplace(std::stoi(devices[r].substr(5)));
-      std::string ignored;
-      run.gpu_before = run.monitor->read(&ignored);
-    }
-    futures.push_back(
-        std::async(std::launch::async, [spec = std::move(spec)] { return sandbox::run(spec); }));
-  }
-
-  // Collect the ranks as they end; once one failed, the others get a grace period to end
-  // (they stop at their next step, or their process group reports the peer gone), then are
-  // cancelled: a rank stuck in a collective with a dead peer would otherwise wait for the wall.
-  std::vector<bool> collected(runs.size(), false);
-  std::optional<std::chrono::steady_clock::time_point> first_failure;
-  std::size_t remaining = runs.size();
-  while (remaining > 0) {
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      if (collected[r] ||
-          futures[r].wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
-        continue;
-      collected[r] = true;
-      --remaining;
-      RankRun& run = runs[r];
-      run.outcome = futures[r].get();
-      run.events = parse_events(run.outcome.result_data, &run.parse_error);
-      run.result = decide(run.outcome, run.events, request.mode, problem);
-      if (run.result.verdict != Verdict::accepted && !first_failure)
-        first_failure = std::chrono::steady_clock::now();
-    }
-    if (first_failure && std::chrono::steady_clock::now() - *first_failure > kRankGrace) {
-      for (std::size_t r = 0; r < runs.size(); ++r)
-        if (!collected[r]) cancels[r]->cancel();
-    }
-  }
+  std::vector<RankRun> runs =
+      run_ranks(request, environment, devices, *network, task_root.path(),
+                harness_job(request, gpu), secret, wall, true, [&](RankRun& run) {
+                  run.result = decide(run.outcome, run.events, request.mode, problem);
+                  return run.result.verdict == Verdict::accepted;
+                });
 
   nlohmann::json summary = nlohmann::json::array();
   for (const auto& run : runs) {
@@ -405,6 +487,12 @@ EvalResult evaluate_ranks(const EvalRequest& request, const Environment& environ
       if (run.rank == 0 || !health.ok) result.gpu_health = health;
       if (!health.ok) break;
     }
+  }
+  // Every rank of the submission's run is gone with every process of it: the reference is timed
+  // alone, in sandboxes of its own, under the same leases.
+  if (culprits.empty() && reference_timing(request) == ReferenceTiming::alone &&
+      result.verdict == Verdict::accepted && !result.benchmarks.empty()) {
+    time_reference_ranks(request, environment, devices, runs[0].events, secret, wall, result);
   }
   return result;
 }

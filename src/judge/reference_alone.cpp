@@ -52,11 +52,13 @@ std::string error_of(const nlohmann::json& event) {
 }
 
 // Why the reference's run gave no times, or empty when it did (`samples` filled per index).
-std::string read_reference_run(const sandbox::Outcome& outcome, std::size_t expected,
+// `events` are the run's (a multi-rank run's merged over its ranks), `parse_error` why they were
+// not all readable.
+std::string read_reference_run(const sandbox::Outcome& outcome,
+                               std::span<const nlohmann::json> events,
+                               const std::string& parse_error, std::size_t expected,
                                std::map<int, std::vector<double>>* samples) {
   if (!outcome.started) return "it could not start (" + cut(outcome.setup_error, 300) + ")";
-  std::string parse_error;
-  const auto events = parse_events(outcome.result_data, &parse_error);
   std::string error;
   bool done = false, passed = false;
   for (const auto& event : events) {
@@ -100,10 +102,10 @@ std::string read_reference_run(const sandbox::Outcome& outcome, std::size_t expe
 ReferenceTiming reference_timing(const EvalRequest& request) {
   const bool timed = request.mode == Mode::benchmark || request.mode == Mode::leaderboard;
   if (!timed || !request.time_reference) return ReferenceTiming::none;
-  // Still beside the submission (docs/security.md, "What cannot hold"): a multi-rank run's
-  // reference is timed by every rank in its process group, and a lang: cu problem's by the
-  // compiled C++ harness (harness/cuda/eval.cu).
-  if (request.problem->multi_gpu || request.problem->lang == "cu") return ReferenceTiming::beside;
+  // Still beside the submission (docs/security.md, "What cannot hold"): a lang: cu problem's
+  // reference is timed by the compiled C++ harness (harness/cuda/eval.cu). A multi-rank run's
+  // is timed alone too, by world_size fresh sandboxes (ranks.cpp).
+  if (request.problem->lang == "cu") return ReferenceTiming::beside;
   return ReferenceTiming::alone;
 }
 
@@ -161,13 +163,28 @@ void omit_speedup(EvalResult& result, const std::string& why) {
                                     "; no speedup is given (the verdict stands)");
 }
 
+std::string reference_run_failure(const sandbox::Outcome& outcome, std::size_t expected) {
+  std::string parse_error;
+  const auto events = parse_events(outcome.result_data, &parse_error);
+  std::map<int, std::vector<double>> samples;
+  return read_reference_run(outcome, events, parse_error, expected, &samples);
+}
+
 void merge_reference(EvalResult& result, const sandbox::Outcome& outcome) {
+  std::string parse_error;
+  const auto events = parse_events(outcome.result_data, &parse_error);
+  merge_reference(result, outcome, events, parse_error);
+}
+
+void merge_reference(EvalResult& result, const sandbox::Outcome& outcome,
+                     std::span<const nlohmann::json> events, const std::string& parse_error) {
   if (outcome.started)
     result.process_times["reference_wall_s"] = std::chrono::duration<double>(outcome.wall).count();
   for (const auto& warning : outcome.warnings)
     result.outcome.warnings.push_back("the reference's run: " + warning);
   std::map<int, std::vector<double>> samples;
-  const std::string failure = read_reference_run(outcome, result.benchmarks.size(), &samples);
+  const std::string failure =
+      read_reference_run(outcome, events, parse_error, result.benchmarks.size(), &samples);
   if (!failure.empty()) return omit_speedup(result, "in its run alone, " + failure);
   // The run timed the benchmarks in the order of result.benchmarks (reference_job).
   std::size_t position = 0;

@@ -5,7 +5,9 @@ sandboxed harness per rank, gloo between them (docs/multi-gpu.md).
 - every declared solution gets its verdict (`kj problem check`), and where it declares
   `# reason: <text>` the reason names it (the rank that failed);
 - benchmark mode: accepted, both ranks listed, each benchmark's median is at least every rank's
-  own median (a sample is the slowest rank's time);
+  own median (a sample is the slowest rank's time); the speedup comes from the reference timed
+  alone after the submission's ranks ended (its own job, one sandbox per rank: reference samples,
+  no more than the submission's, and the reference's wall time), not beside the submission;
 - leaderboard mode: the secret run covers every test and benchmark on both ranks, and a solution
   wrong on rank 1 only is caught there too, named as rank 1.
 
@@ -55,6 +57,17 @@ def declared_reasons(problem_dir):
     return reasons
 
 
+def check_reference_alone(checks, result, what):
+    """A speedup, from the reference's own job (its wall time recorded), without a warning."""
+    warnings = (result.get("sandbox") or {}).get("warnings") or []
+    not_timed = [w for w in warnings if "the reference was not timed" in w]
+    checks.expect(isinstance(result.get("speedup"), (int, float)) and result["speedup"] > 0
+                  and not not_timed, f"{what}: speedup {result.get('speedup')} {not_timed}")
+    wall = (result.get("process_times") or {}).get("reference_wall_s")
+    checks.expect(isinstance(wall, (int, float)) and wall > 0,
+                  f"{what}: the reference's own run took {wall} s")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kj", required=True)
@@ -90,6 +103,11 @@ def main():
                       f"benchmark {i}: median {merged:.0f} ns >= every rank's own {own}")
         checks.expect(bench["summary"]["n"] >= 1 and bench.get("status") == "pass",
                       f"benchmark {i}: {bench['summary']['n']} samples, {bench.get('status')}")
+        reference = bench.get("reference_samples_ns") or []
+        checks.expect(0 < len(reference) <= bench["summary"]["n"] and all(ns > 0 for ns in reference),
+                      f"benchmark {i}: {len(reference)} reference samples (timed alone, at most "
+                      f"the submission's {bench['summary']['n']})")
+    check_reference_alone(checks, result, "benchmark mode")
 
     gather = os.path.join(problem, "solutions", "correct", "all_gather.py")
     result, seconds = kj_json(opts.kj, ["eval", problem, gather, "--mode", "leaderboard",
@@ -102,6 +120,7 @@ def main():
                   f"leaderboard mode: {len(result.get('ranked_tests', []))} secret tests passed")
     checks.expect(len(result.get("benchmarks", [])) == 2,
                   f"leaderboard mode: {len(result.get('benchmarks', []))} secret benchmarks timed")
+    check_reference_alone(checks, result, "leaderboard mode")
 
     wrong = os.path.join(problem, "solutions", "wrong", "wrong_on_rank1.py")
     result, seconds = kj_json(opts.kj, ["eval", problem, wrong, "--mode", "leaderboard",

@@ -66,7 +66,7 @@ const char* kBoth = R"({"event":"reference","index":0,"status":"pass","samples_n
                     R"({"event":"done","passed":true})"
                     "\n";
 
-TEST(ReferenceAlone, TimedAloneForOneRankPythonProblemsBesideOnlyForRanksAndCuda) {
+TEST(ReferenceAlone, TimedAloneForPythonProblemsBesideOnlyForCuda) {
   problem::Problem p = two_benchmarks();
   EXPECT_EQ(detail::reference_timing(request_for(p, Mode::benchmark)), ReferenceTiming::alone);
   EXPECT_EQ(detail::reference_timing(request_for(p, Mode::leaderboard)), ReferenceTiming::alone);
@@ -78,14 +78,50 @@ TEST(ReferenceAlone, TimedAloneForOneRankPythonProblemsBesideOnlyForRanksAndCuda
   // The submission's own harness then starts no runner for the reference.
   EXPECT_FALSE(detail::harness_job(request_for(p, Mode::benchmark), false)["time_reference"]);
 
-  problem::Problem ranks = two_benchmarks();
-  ranks.multi_gpu = true;
-  EXPECT_EQ(detail::reference_timing(request_for(ranks, Mode::benchmark)), ReferenceTiming::beside);
-  EXPECT_TRUE(detail::harness_job(request_for(ranks, Mode::benchmark), false)["time_reference"]);
   problem::Problem cuda = two_benchmarks();
   cuda.lang = "cu";
   EXPECT_EQ(detail::reference_timing(request_for(cuda, Mode::leaderboard)),
             ReferenceTiming::beside);
+}
+
+// Multi-rank problems too (ranks.cpp): the ranks' runs of the submission fork no reference
+// runner, and the reference's job (one per rank, the same for every rank) is the one-rank job.
+TEST(ReferenceAlone, TimedAloneForMultiRankProblems) {
+  problem::Problem ranks = two_benchmarks();
+  ranks.multi_gpu = true;
+  for (Mode mode : {Mode::benchmark, Mode::leaderboard}) {
+    SCOPED_TRACE(to_string(mode));
+    EXPECT_EQ(detail::reference_timing(request_for(ranks, mode)), ReferenceTiming::alone);
+    EXPECT_FALSE(detail::harness_job(request_for(ranks, mode), true)["time_reference"]);
+  }
+  EXPECT_EQ(detail::reference_timing(request_for(ranks, Mode::test)), ReferenceTiming::none);
+  EvalRequest no_reference = request_for(ranks, Mode::benchmark);
+  no_reference.time_reference = false;
+  EXPECT_EQ(detail::reference_timing(no_reference), ReferenceTiming::none);
+  // A multi-rank lang: cu problem would still be timed beside (its C++ harness).
+  ranks.lang = "cu";
+  EXPECT_EQ(detail::reference_timing(request_for(ranks, Mode::benchmark)), ReferenceTiming::beside);
+}
+
+// The ranks' reference events, merged over ranks, go in as given; each rank's run is checked
+// on its own first (reference_run_failure).
+TEST(ReferenceAlone, MergedRankEventsGiveTheSpeedupAndARankThatFailedIsFound) {
+  std::string error;
+  const auto merged = parse_events(kBoth, &error);
+  ASSERT_EQ(error, "");
+  EvalResult result = accepted_run();
+  detail::merge_reference(result, reference_run(""), merged, "");
+  ASSERT_TRUE(result.speedup);
+  EXPECT_DOUBLE_EQ(*result.speedup, 3.0);
+  EXPECT_EQ(detail::reference_run_failure(reference_run(kBoth), 2), "");
+  const std::string peer = detail::reference_run_failure(
+      reference_run(R"({"event":"error","stage":"run","kind":"peer","error":)"
+                    R"({"type":"PeerFailed","message":"rank 1 failed"}})"
+                    "\n"
+                    R"({"event":"done","passed":false})"
+                    "\n"),
+      2);
+  EXPECT_NE(peer.find("PeerFailed: rank 1 failed"), std::string::npos) << peer;
 }
 
 TEST(ReferenceAlone, TheJobTimesTheRankedPhaseOnTheSaltsTheSubmissionsRunDrew) {

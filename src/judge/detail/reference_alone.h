@@ -16,8 +16,9 @@ namespace kj::judge::detail {
 // Where the request's reference is timed; the one place this is decided.
 enum class ReferenceTiming {
   none,    // not timed: a mode without timing, or --no-reference
-  beside,  // in the submission's run, in the same rounds (multi-rank problems, lang: cu)
-  alone,   // in a job of its own after the submission's run (every other problem)
+  beside,  // in the submission's run, in the same rounds (lang: cu problems)
+  alone,   // in a job of its own after the submission's run (every other problem, multi-rank
+           // ones included: one sandbox per rank, ranks.cpp)
 };
 ReferenceTiming reference_timing(const EvalRequest& request);
 
@@ -35,6 +36,17 @@ std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu
 // samples, the speedup, process_times.reference_wall_s. When that run failed in any way, the
 // verdict stands: no speedup, and a warning (the record's sandbox.warnings) says why.
 void merge_reference(EvalResult& result, const sandbox::Outcome& outcome);
+// The same with the run's events given: a multi-rank run's, merged over its ranks as the
+// submission's are (each sample the slowest rank's), with `outcome` standing for the ranks'
+// runs, each of which reference_run_failure found complete. `parse_error`: why the events were
+// not all readable, or empty.
+void merge_reference(EvalResult& result, const sandbox::Outcome& outcome,
+                     std::span<const nlohmann::json> events, const std::string& parse_error);
+
+// Why one run of the reference's job gave no times for all `expected` benchmarks (it did not
+// start, failed, hit a limit, or ended early), or empty when it did: one rank's run, checked
+// before the ranks' events are merged.
+std::string reference_run_failure(const sandbox::Outcome& outcome, std::size_t expected);
 
 // No speedup for `result`, and a warning saying that the reference was not timed, and why.
 void omit_speedup(EvalResult& result, const std::string& why);
