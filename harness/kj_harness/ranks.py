@@ -5,8 +5,9 @@ Three process groups join the ranks, on fixed loopback ports (the namespace is t
 the harnesses' (this module: a TCPStore for lockstep and agreement, and a torch.distributed
 group for references whose checks use collectives), the submission runners' and the reference
 runners'. The submission's run has no reference runner, the reference's run (mode `reference`,
-timed alone after it) no submission runner: a group nobody joins is never formed. Every rank makes the same calls in the same order; after each step the harnesses
-exchange whether their rank passed, so one rank's failure stops the others at the next step.
+timed alone after it) no submission runner: a group nobody joins is never formed. Every rank
+makes the same calls in the same order; after each step the harnesses exchange whether their
+rank passed, so one rank's failure stops the others at the next step.
 What each harness reports still goes to its own result fd only; the judge merges the ranks.
 """
 

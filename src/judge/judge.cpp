@@ -549,9 +549,6 @@ void time_reference_alone(const EvalRequest& request, const Environment& environ
                           std::span<const nlohmann::json> events, const std::string& secret,
                           std::chrono::milliseconds wall, sandbox::Zygote* zygote,
                           const std::function<WarmHarness::State*()>& harness, EvalResult& result) {
-  // A GPU left with a process or memory of the run would time the reference slow.
-  if (result.gpu_health.checked && !result.gpu_health.ok)
-    return detail::omit_speedup(result, "the GPU was unhealthy after the submission's run");
   std::string why;
   const auto job =
       detail::reference_job(request, environment.device != "cpu", result, events, &why);

@@ -270,9 +270,6 @@ void time_reference_ranks(const EvalRequest& request, const Environment& environ
                           const std::vector<std::string>& devices,
                           std::span<const nlohmann::json> events, const std::string& secret,
                           std::chrono::milliseconds wall, EvalResult& result) {
-  // A GPU left with a process or memory of the run would time the reference slow.
-  if (result.gpu_health.checked && !result.gpu_health.ok)
-    return omit_speedup(result, "a GPU was unhealthy after the submission's run");
   const bool gpu = environment.device != "cpu";
   std::string why;
   const auto job = reference_job(request, gpu, result, events, &why);
@@ -288,12 +285,13 @@ void time_reference_ranks(const EvalRequest& request, const Environment& environ
   }
   const std::size_t expected = result.benchmarks.size();
   std::vector<std::string> failures(devices.size());
-  std::vector<RankRun> runs = run_ranks(
-      request, environment, devices, *network, task_root.path(), *job, secret, wall, false,
-      [&](RankRun& run) {
-        failures[static_cast<std::size_t>(run.rank)] = reference_run_failure(run.outcome, expected);
-        return failures[static_cast<std::size_t>(run.rank)].empty();
-      });
+  std::vector<RankRun> runs =
+      run_ranks(request, environment, devices, *network, task_root.path(), *job, secret, wall,
+                false, [&](RankRun& run) {
+                  failures[static_cast<std::size_t>(run.rank)] =
+                      reference_run_failure(run.outcome, run.events, run.parse_error, expected);
+                  return failures[static_cast<std::size_t>(run.rank)].empty();
+                });
   // The rank to name: one that failed on its own rather than stopped by a peer's failure.
   std::optional<std::size_t> failed;
   for (std::size_t r = 0; r < runs.size(); ++r) {

@@ -113,6 +113,11 @@ std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu
                                             const EvalResult& result,
                                             std::span<const nlohmann::json> events,
                                             std::string* why) {
+  // A GPU left with a process or memory of the run would time the reference slow.
+  if (result.gpu_health.checked && !result.gpu_health.ok) {
+    *why = "a GPU was unhealthy after the submission's run";
+    return std::nullopt;
+  }
   // The timed phase's salts: a ranked run's benchmarks are its "ranked" phase.
   const std::string phase = request.mode == Mode::leaderboard ? "ranked" : "public";
   std::map<int, std::int64_t> salts;
@@ -163,9 +168,9 @@ void omit_speedup(EvalResult& result, const std::string& why) {
                                     "; no speedup is given (the verdict stands)");
 }
 
-std::string reference_run_failure(const sandbox::Outcome& outcome, std::size_t expected) {
-  std::string parse_error;
-  const auto events = parse_events(outcome.result_data, &parse_error);
+std::string reference_run_failure(const sandbox::Outcome& outcome,
+                                  std::span<const nlohmann::json> events,
+                                  const std::string& parse_error, std::size_t expected) {
   std::map<int, std::vector<double>> samples;
   return read_reference_run(outcome, events, parse_error, expected, &samples);
 }

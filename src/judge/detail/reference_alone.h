@@ -26,7 +26,8 @@ ReferenceTiming reference_timing(const EvalRequest& request);
 // submission's run timed them, with the salt it drew for each (from its `benchmark` events; the
 // secret of a ranked run goes on stdin's second line, as for the submission's), and at most as
 // many samples per case as the submission got. Empty, with *why
-// set, when the events do not give a salt for every timed benchmark of `result`.
+// set, when a GPU was unhealthy after the run or the events do not give a salt for every timed
+// benchmark of `result`.
 std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu,
                                             const EvalResult& result,
                                             std::span<const nlohmann::json> events,
@@ -45,8 +46,10 @@ void merge_reference(EvalResult& result, const sandbox::Outcome& outcome,
 
 // Why one run of the reference's job gave no times for all `expected` benchmarks (it did not
 // start, failed, hit a limit, or ended early), or empty when it did: one rank's run, checked
-// before the ranks' events are merged.
-std::string reference_run_failure(const sandbox::Outcome& outcome, std::size_t expected);
+// before the ranks' events are merged. `events` and `parse_error`: the run's, as parsed.
+std::string reference_run_failure(const sandbox::Outcome& outcome,
+                                  std::span<const nlohmann::json> events,
+                                  const std::string& parse_error, std::size_t expected);
 
 // No speedup for `result`, and a warning saying that the reference was not timed, and why.
 void omit_speedup(EvalResult& result, const std::string& why);
