@@ -157,8 +157,13 @@ def run_kj(kj: str, python: str, device: str, problem: str, submission: str, tim
         result = json.loads(proc.stdout)
     except ValueError:
         return {"verdict": "no-json", "reason": proc.stderr[-300:]}
+    tests = result.get("tests", [])
     return {"verdict": result.get("verdict"), "reason": str(result.get("reason", ""))[:300],
-            "gpu_wait_s": result.get("process_times", {}).get("gpu_wait_s")}
+            "gpu_wait_s": result.get("process_times", {}).get("gpu_wait_s"),
+            # Where the seconds went: the submission's calls, the checker's, the harness's stages.
+            "tests_run_s": round(sum(t.get("seconds", {}).get("run", 0) for t in tests), 3),
+            "tests_check_s": round(sum(t.get("seconds", {}).get("check", 0) for t in tests), 3),
+            "timeline": {e["event"]: round(e["t_s"], 3) for e in result.get("timeline", [])}}
 
 
 def upstream_verdicts(rows: list[dict]) -> set[bool]:
