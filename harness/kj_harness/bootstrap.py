@@ -149,28 +149,33 @@ def _stats_of(value) -> tuple[float, bool, float]:
     return spread, non_negative, mean
 
 
-def _randomize(value, generator):
-    """The same structure with fresh random tensors: floats keep their sign range and spread,
-    integers stay within their range (indices stay valid), booleans are fair coins."""
+def _randomize(value, generator, device: str):
+    """The same structure with fresh random tensors on `device`, drawn there by `generator` (a
+    generator of that device): floats keep their sign range and spread, integers stay within their
+    range (indices stay valid), booleans are fair coins. Drawn on the device itself: a timed
+    evaluation makes a variant per timed call, and drawing 16 M values on the host and copying
+    them over took longer than the calls."""
     import torch
 
     if isinstance(value, torch.Tensor):
         shape, dtype = tuple(value.shape), value.dtype
         if value.numel() == 0:
-            return value.clone()
+            return value.detach().clone().to(device)
         if dtype == torch.bool:
-            return torch.rand(shape, generator=generator) < 0.5
+            return torch.rand(shape, generator=generator, device=device) < 0.5
         if dtype.is_floating_point or dtype.is_complex:
             spread, non_negative, mean = _stats_of(value)
-            fresh = torch.randn(shape, generator=generator, dtype=torch.float64) * spread
+            wide = torch.float64 if dtype in (torch.float64, torch.complex128) else torch.float32
+            fresh = torch.randn(shape, generator=generator, dtype=wide, device=device) * spread
             fresh = fresh.abs() if non_negative else fresh + mean
-            return fresh.to(dtype).to(value.device)
+            return fresh.to(dtype)
         low, high = int(value.min()), int(value.max())
-        return torch.randint(low, high + 1, shape, generator=generator).to(dtype).to(value.device)
+        return torch.randint(low, high + 1, shape, generator=generator, device=device,
+                             dtype=torch.int64).to(dtype)
     if isinstance(value, (list, tuple)):
-        return type(value)(_randomize(v, generator) for v in value)
+        return type(value)(_randomize(v, generator, device) for v in value)
     if isinstance(value, dict):
-        return {k: _randomize(v, generator) for k, v in value.items()}
+        return {k: _randomize(v, generator, device) for k, v in value.items()}
     return value
 
 
@@ -199,8 +204,8 @@ def generate_input(case: int, seed: int, device: str = "cpu"):
         raise RuntimeError("the tests never call the entrypoint")
     args, kwargs = calls[case % len(calls)]
     if seed:
-        generator = torch.Generator().manual_seed(seed)
-        args, kwargs = _randomize(args, generator), _randomize(kwargs, generator)
+        generator = torch.Generator(device=device).manual_seed(seed)
+        return _randomize(args, generator, device), _randomize(kwargs, generator, device)
     return _to_device(_clone(args), device), _to_device(_clone(kwargs), device)
 
 
@@ -274,8 +279,10 @@ def _compare_tensor(got, expected, where: str) -> float:
         raise Mismatch(f"{where}: dtype {got.dtype}, expected {expected.dtype}")
     if got.numel() == 0:
         return 0.0
-    got = got.detach().to("cpu")
-    expected = expected.detach().to("cpu")
+    # Compared where the expected output is (the device, for a GPU row): copying both to the host
+    # and widening them there took longer than the calls they check.
+    expected = expected.detach()
+    got = got.detach().to(expected.device)
     if not (expected.dtype.is_floating_point or expected.dtype.is_complex):
         differ = got != expected
         count = int(differ.count_nonzero())
