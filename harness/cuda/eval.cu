@@ -46,12 +46,17 @@ struct Settings {
 
 struct Job {
   std::string mode = "test";
-  bool time_reference = false;
   std::int64_t secret = 0;
   int result_fd = 3;
   Settings timing;
   std::vector<kj::Args> tests;
   std::vector<kj::Args> benchmarks;
+  // Mode `reference` (the reference timed alone, after the submission's run): per benchmark, in
+  // order, the salt the submission's run drew for it and its sample count; `ranked` when those
+  // were its ranked cases (their seeds mixed with `secret`).
+  bool ranked = false;
+  std::vector<std::uint64_t> salts;
+  std::vector<int> samples;
 };
 
 std::string json_string(const std::string& text) {
@@ -145,9 +150,11 @@ Job read_job() {
     if (parts.empty() || parts[0].empty()) continue;
     const std::string& key = parts[0];
     if (key == "mode" && parts.size() > 1) job.mode = parts[1];
-    if (key == "time_reference" && parts.size() > 1) job.time_reference = parts[1] == "1";
     if (key == "secret" && parts.size() > 1) job.secret = std::stoll(parts[1]);
     if (key == "result_fd" && parts.size() > 1) job.result_fd = std::stoi(parts[1]);
+    if (key == "ranked" && parts.size() > 1) job.ranked = parts[1] == "1";
+    if (key == "salt" && parts.size() > 1) job.salts.push_back(std::stoull(parts[1]));
+    if (key == "samples" && parts.size() > 1) job.samples.push_back(std::stoi(parts[1]));
     if (key == "timing" && parts.size() > 2) {
       const double v = std::stod(parts[2]);
       Settings& s = job.timing;
@@ -252,6 +259,7 @@ class Harness {
     const std::size_t l2 =
         std::max<std::size_t>(static_cast<std::size_t>(props.l2CacheSize), std::size_t{50} << 20);
     flush_ = kj::DeviceBuffer<unsigned char>(2 * l2);
+    if (job_.mode == "reference") return run_reference();
     g_stage = "load_submission";
     report_.emit("stage", ",\"stage\":\"load_submission\"");
     g_stage = "run";
@@ -356,55 +364,74 @@ class Harness {
     return static_cast<double>(ms) * 1e6;
   }
 
+  // One series of cold-L2 samples of `kernel` on `args`' iterations, a warm-up first, until the
+  // stopping rule (with `s`'s settings) ends it. When `checked`, the output of the first
+  // iteration and of one random one of the first 10 is checked: a failed check ends the series
+  // with *failure set. *rechecked: how many were checked. Throws CallFailed.
+  std::vector<double> series(Kernel kernel, const kj::Args& args, const Settings& s, bool checked,
+                             const char** stop, int* rechecked, std::string* failure) {
+    const auto begin = Clock::now();
+    {  // Warm-up: caches, lazy loading, clocks.
+      const input_t data = generate_input(with_seed(args, 0, kIteration));
+      int calls = 0;
+      while (calls < 3 || seconds_since(begin) < s.warmup_seconds) {
+        call(kernel, data);
+        if (++calls >= 1000) break;
+      }
+    }
+    std::random_device random;
+    const int recheck_at = static_cast<int>(random() % 10);
+    const auto timing_start = Clock::now();
+    std::vector<double> samples;
+    *stop = nullptr;
+    for (int i = 0; *stop == nullptr; ++i) {
+      const kj::Args iteration = with_seed(args, static_cast<std::uint64_t>(i), kIteration);
+      samples.push_back(sample(kernel, iteration, checked && (i == 0 || i == recheck_at), failure));
+      if (!failure->empty()) return samples;
+      *stop = stop_reason(samples, seconds_since(timing_start), s);
+    }
+    *rechecked = !checked ? 0 : recheck_at < static_cast<int>(samples.size()) ? 2 : 1;
+    return samples;
+  }
+
+  static double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  // The submission's timing of one benchmark case, on inputs of a salt drawn here; the salt is
+  // reported with the samples, for the reference's own run (mode reference) to time the same.
   bool timed(std::size_t index, const kj::Args& case_args, const char* phase) {
     std::random_device random;
-    const std::uint64_t salt = (static_cast<std::uint64_t>(random()) << 32) ^ random();
+    // 48 bits, as the Python harness draws them: the judge reads the salt back from JSON.
+    const std::uint64_t salt =
+        ((static_cast<std::uint64_t>(random()) << 32) ^ random()) & 0xffffffffffffULL;
     const kj::Args args = with_seed(case_args, salt, kSecret);
     const std::string head = ",\"index\":" + std::to_string(index) + ",\"phase\":\"" + phase + "\"";
     const Settings& s = job_.timing;
-    std::vector<double> samples, reference;
-    std::string failure;
     const auto begin = Clock::now();
     try {
-      {  // Warm-up: caches, lazy loading, clocks.
-        const input_t data = generate_input(with_seed(args, 0, kIteration));
-        int calls = 0;
-        while (calls < 3 ||
-               std::chrono::duration<double>(Clock::now() - begin).count() < s.warmup_seconds) {
-          call(custom_kernel, data);
-          if (job_.time_reference) call(ref_kernel, data);
-          if (++calls >= 1000) break;
-        }
-      }
-      const auto timing_start = Clock::now();
-      const int recheck_at = static_cast<int>(random() % 10);
       const char* stop = nullptr;
-      for (int i = 0; stop == nullptr; ++i) {
-        const kj::Args iteration = with_seed(args, static_cast<std::uint64_t>(i), kIteration);
-        samples.push_back(sample(custom_kernel, iteration, i == 0 || i == recheck_at, &failure));
-        if (!failure.empty()) {
-          report_.emit("benchmark",
-                       head + ",\"status\":\"fail\",\"message\":" +
-                           json_string("timed call " + std::to_string(i) + ": " + failure));
-          return false;
-        }
-        if (job_.time_reference)
-          reference.push_back(sample(ref_kernel, iteration, false, &failure));
-        stop = stop_reason(samples,
-                           std::chrono::duration<double>(Clock::now() - timing_start).count(), s);
+      int rechecked = 0;
+      std::string failure;
+      const std::vector<double> samples =
+          series(custom_kernel, args, s, true, &stop, &rechecked, &failure);
+      if (!failure.empty()) {
+        report_.emit(
+            "benchmark",
+            head + ",\"status\":\"fail\",\"message\":" +
+                json_string("timed call " + std::to_string(samples.size() - 1) + ": " + failure));
+        return false;
       }
       std::vector<double> sorted = samples;
       std::sort(sorted.begin(), sorted.end());
-      std::string fields =
-          head + ",\"status\":\"pass\",\"samples_ns\":" + json_array(samples) +
-          ",\"clock\":\"cuda_event\",\"method\":\"per_call\",\"batch\":1" +
-          ",\"stop_reason\":" + json_string(stop) + ",\"at_launch_floor\":" +
-          (sorted[sorted.size() / 2] < s.launch_floor_ns ? "true" : "false") + ",\"rechecked\":" +
-          std::to_string(recheck_at < static_cast<int>(samples.size()) ? 2 : 1) +
-          ",\"seconds\":{\"timing\":" +
-          json_number(std::chrono::duration<double>(Clock::now() - begin).count()) + "}";
-      if (job_.time_reference) fields += ",\"reference_samples_ns\":" + json_array(reference);
-      report_.emit("benchmark", fields);
+      report_.emit("benchmark",
+                   head + ",\"status\":\"pass\",\"samples_ns\":" + json_array(samples) +
+                       ",\"clock\":\"cuda_event\",\"method\":\"per_call\",\"batch\":1" +
+                       ",\"stop_reason\":" + json_string(stop) + ",\"at_launch_floor\":" +
+                       (sorted[sorted.size() / 2] < s.launch_floor_ns ? "true" : "false") +
+                       ",\"rechecked\":" + std::to_string(rechecked) +
+                       ",\"seconds\":{\"timing\":" + json_number(seconds_since(begin)) + "}" +
+                       ",\"salt\":" + std::to_string(salt));
       return true;
     } catch (const CallFailed& failed) {
       report_.emit("benchmark",
@@ -412,6 +439,45 @@ class Harness {
                        ",\"error\":" + error_json(failed.type, failed.message));
       return false;
     }
+  }
+
+  // Mode `reference`: this program holds no submission (the judge built it with a stand-in,
+  // src/judge/cuda.cpp) and runs in a sandbox of its own after the submission's run ended. Each
+  // benchmark case is timed on the inputs the submission was timed on (its salt; for a ranked
+  // run, the same secret), with at most as many samples as the submission got.
+  bool run_reference() {
+    report_.emit("stage", ",\"stage\":\"reference\"");
+    const auto& cases = job_.benchmarks;
+    if (job_.salts.size() != cases.size() || job_.samples.size() != cases.size()) {
+      throw std::invalid_argument("mode reference needs a salt and a sample count per benchmark");
+    }
+    const auto secret = static_cast<std::uint64_t>(job_.secret);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const kj::Args ranked = job_.ranked ? with_seed(cases[i], secret, kSecret) : cases[i];
+      const kj::Args args = with_seed(ranked, job_.salts[i], kSecret);
+      Settings s = job_.timing;
+      s.max_samples = std::max(1, std::min(s.max_samples, job_.samples[i]));
+      s.min_samples = std::min(s.min_samples, s.max_samples);
+      const std::string head = ",\"index\":" + std::to_string(i);
+      const auto begin = Clock::now();
+      try {
+        const char* stop = nullptr;
+        int rechecked = 0;
+        std::string failure;
+        const std::vector<double> samples =
+            series(ref_kernel, args, s, false, &stop, &rechecked, &failure);
+        report_.emit("reference",
+                     head + ",\"status\":\"pass\",\"samples_ns\":" + json_array(samples) +
+                         ",\"stop_reason\":" + json_string(stop) +
+                         ",\"seconds\":{\"timing\":" + json_number(seconds_since(begin)) + "}");
+      } catch (const CallFailed& failed) {
+        report_.emit("reference",
+                     head + ",\"status\":\"error\",\"message\":" + json_string(failed.message) +
+                         ",\"error\":" + error_json(failed.type, failed.message));
+        return false;
+      }
+    }
+    return true;
   }
 
   bool run_benchmarks(const std::vector<kj::Args>& cases, const char* phase, bool timed_too) {

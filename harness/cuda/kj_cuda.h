@@ -4,7 +4,7 @@
 //   output_t custom_kernel(const input_t& data);
 // Its reference.cuh (seen by the harness only) defines
 //   input_t generate_input(const kj::Args& args);     // deterministic from args (seed)
-//   output_t ref_kernel(const input_t& data);         // timed beside the submission
+//   output_t ref_kernel(const input_t& data);         // timed alone, in a program of its own
 //   kj::Check check_implementation(const input_t& data, const output_t& output);
 // The harness checks an output against freshly generated inputs, never the ones the submission
 // was given, so changing its inputs does not change what it is checked against.

@@ -329,7 +329,7 @@ class Evaluation:
         # submission's runners can write: a binary planted there under the key of a reference
         # kernel would run as the reference.
         os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-        if alone or self.job.get("time_reference"):
+        if alone:
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
                                                       self.job["task_dir"], group=group("reference"))
         # After the forks: a runner forked while the watchdog thread ran would hang on its lock.

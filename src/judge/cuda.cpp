@@ -13,12 +13,15 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
 #include "judge/detail/digest.h"
 #include "judge/detail/not_started.h"
+#include "judge/detail/reference_alone.h"
 #include "judge/detail/temp_dir.h"
+#include "judge/detail/text.h"
 
 namespace kj::judge::detail {
 namespace fs = std::filesystem;
@@ -130,38 +133,61 @@ std::string arg_text(const nlohmann::ordered_json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// A ranked run's secret: the request's, else drawn here (47 bits).
+std::int64_t secret_for(const EvalRequest& request) {
+  if (request.secret_seed) return *request.secret_seed;
+  std::random_device random;
+  return static_cast<std::int64_t>((static_cast<std::uint64_t>(random()) << 31) ^ random()) &
+         0x7fffffffffffLL;
+}
+
+void case_line(std::ostringstream& job, const char* kind, const nlohmann::ordered_json& args) {
+  job << kind;
+  for (const auto& [key, value] : args.items()) job << "\t" << key << "=" << arg_text(value);
+  job << "\n";
+}
+
 // The job for eval.cu: tab-separated lines (it has no JSON parser to keep its build small).
-std::string job_lines(const EvalRequest& request, const problem::Problem& problem) {
+std::string job_lines(const EvalRequest& request, const problem::Problem& problem,
+                      std::int64_t secret) {
   std::ostringstream job;
   job << "mode\t" << to_string(request.mode) << "\n";
   job << "result_fd\t3\n";
-  const bool timed = request.mode == Mode::benchmark || request.mode == Mode::leaderboard;
-  job << "time_reference\t" << (request.time_reference && timed ? 1 : 0) << "\n";
   for (const auto& [key, value] : request.timing.items()) {
     if (value.is_number()) job << "timing\t" << key << "\t" << value.dump() << "\n";
   }
-  if (request.mode == Mode::leaderboard) {
-    std::int64_t secret = 0;
-    if (request.secret_seed) {
-      secret = *request.secret_seed;
-    } else {
-      std::random_device random;
-      secret = static_cast<std::int64_t>((static_cast<std::uint64_t>(random()) << 31) ^ random()) &
-               0x7fffffffffffLL;
-    }
-    job << "secret\t" << secret << "\n";
-  }
-  for (const auto* cases : {&problem.tests, &problem.benchmarks}) {
-    for (const auto& args : *cases) {
-      job << (cases == &problem.tests ? "test" : "benchmark");
-      for (const auto& [key, value] : args.items()) job << "\t" << key << "=" << arg_text(value);
-      job << "\n";
-    }
-  }
+  if (request.mode == Mode::leaderboard) job << "secret\t" << secret << "\n";
+  for (const auto& args : problem.tests) case_line(job, "test", args);
+  for (const auto& args : problem.benchmarks) case_line(job, "benchmark", args);
   return job.str();
 }
 
+// What stands for the submission in the reference's own program: it is never called there
+// (eval.cu's mode reference), and nothing of the submission is compiled in.
+constexpr const char* kReferenceStandIn =
+    "// kerneljudge: the reference's own program has no submission (mode reference).\n"
+    "#include <stdexcept>\n"
+    "#include \"task.h\"\n"
+    "output_t custom_kernel(const input_t&) {\n"
+    "  throw std::logic_error(\"the reference's program holds no submission\");\n"
+    "}\n";
+
 }  // namespace
+
+std::string reference_job_lines(const nlohmann::json& job, std::int64_t secret) {
+  std::ostringstream lines;
+  lines << "mode\treference\nresult_fd\t3\n";
+  for (const auto& [key, value] : job["timing"].items()) {
+    if (value.is_number()) lines << "timing\t" << key << "\t" << value.dump() << "\n";
+  }
+  if (job.value("ranked", false)) lines << "ranked\t1\nsecret\t" << secret << "\n";
+  for (std::size_t i = 0; i < job["benchmarks"].size(); ++i) {
+    case_line(lines, "benchmark", job["benchmarks"][i]);
+    lines << "salt\t" << job["salts"][i].get<std::int64_t>() << "\n";
+    lines << "samples\t" << job["samples"][i].get<std::size_t>() << "\n";
+  }
+  return lines.str();
+}
 
 std::optional<fs::path> find_nvcc() {
   if (const char* env = std::getenv("KJ_NVCC"); env != nullptr && *env != '\0') {
@@ -361,6 +387,72 @@ nlohmann::json to_json(const CudaBuild& build) {
           {"failure", build.failure}};
 }
 
+namespace {
+
+// The sandbox that runs a built program (the submission's, or the reference's own) on `job`.
+sandbox::Spec program_spec(const fs::path& program, const std::string& job,
+                           const Environment& environment, const EvalRequest& request,
+                           std::chrono::milliseconds wall) {
+  sandbox::Spec spec;
+  spec.argv = environment.wrapper;  // profile mode: ncu ...
+  spec.argv.push_back(std::string(kBuildMount) + "/" + kProgramName);
+  spec.binds = environment.binds;
+  spec.binds.push_back({program.parent_path().string(), kBuildMount, false, false});
+  spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+  for (const auto& variable : environment.env) {
+    if (variable == "KJ_PROFILE=1") spec.env.push_back(variable);
+  }
+  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_MODULE_LOADING"}) {
+    if (const char* value = std::getenv(name); value != nullptr) {
+      spec.env.push_back(std::string(name) + "=" + value);
+    }
+  }
+  spec.workdir = "/tmp";
+  spec.devices = gpu_device_nodes(environment.device);
+  spec.stdin_data = job;
+  spec.limits = request.limits;
+  spec.limits.wall = wall;
+  spec.result_fd = 3;
+  return spec;
+}
+
+// The reference's timing by its own program (built with kReferenceStandIn, so nothing of the
+// submission is in it), in a sandbox of its own once the submission's program has ended, on the
+// inputs that run timed (its salts, the same secret). Its samples and the speedup go into
+// `result`; any failure leaves the verdict and drops the speedup with a warning.
+void time_reference_program(const EvalRequest& request, const Environment& environment,
+                            const CudaBuild& build, std::span<const nlohmann::json> events,
+                            std::int64_t secret, std::chrono::milliseconds wall,
+                            EvalResult& result) {
+  result.process_times["reference_build_s"] = build.seconds;
+  if (!build.ok) {
+    return omit_speedup(result, "its program did not build (" + cut(build.failure, 300) + ")");
+  }
+  std::string why;
+  const auto job = reference_job(request, true, result, events, &why);
+  if (!job) return omit_speedup(result, why);
+  const sandbox::Outcome outcome = sandbox::run(
+      program_spec(build.program, reference_job_lines(*job, secret), environment, request, wall));
+  merge_reference(result, outcome);
+}
+
+}  // namespace
+
+CudaBuild build_reference_program(const problem::Problem& problem, const Environment& environment,
+                                  const std::string& arch, const sandbox::Limits& limits) {
+  CudaBuild build;
+  try {
+    const TempDir task("kj-cuda-reference-");
+    problem::materialize(problem, kReferenceStandIn, task.path() / "task");
+    build = build_cuda_program(task.path() / "task", environment, arch, limits, kCompileWall);
+  } catch (const std::exception& e) {
+    build.ok = false;
+    build.infrastructure = true;
+    build.failure = e.what();
+  }
+  return build;
+}
+
 EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environment) {
   const problem::Problem& problem = *request.problem;
   if (request.mode == Mode::compare) {
@@ -415,32 +507,20 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
     return result;
   }
 
-  sandbox::Spec spec;
-  spec.argv = environment.wrapper;  // profile mode: ncu ...
-  spec.argv.push_back(std::string(kBuildMount) + "/" + kProgramName);
-  spec.binds = environment.binds;
-  spec.binds.push_back({build.program.parent_path().string(), kBuildMount, false, false});
-  spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
-  for (const auto& variable : environment.env) {
-    if (variable == "KJ_PROFILE=1") spec.env.push_back(variable);
+  // The reference's own program, when it is timed alone: built before the GPU is taken.
+  std::optional<CudaBuild> reference_build;
+  if (reference_timing(request) == ReferenceTiming::alone) {
+    reference_build = build_reference_program(problem, environment, arch, request.limits);
   }
-  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_MODULE_LOADING"}) {
-    if (const char* value = std::getenv(name); value != nullptr) {
-      spec.env.push_back(std::string(name) + "=" + value);
-    }
-  }
-  spec.workdir = "/tmp";
-  spec.devices = gpu_device_nodes(environment.device);
-  spec.stdin_data = job_lines(request, problem);
-  spec.limits = request.limits;
+
   std::chrono::seconds timeout = problem.test_timeout;
   if (request.mode == Mode::benchmark) timeout = problem.benchmark_timeout;
   if (request.mode == Mode::leaderboard) timeout = problem.ranked_timeout;
-  spec.limits.wall =
+  const auto wall =
       request.timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
-  spec.result_fd = 3;
+  const std::int64_t secret = secret_for(request);
 
-  std::optional<GpuLease> lease;  // after the build: nvcc needs no GPU
+  std::optional<GpuLease> lease;  // after the builds: nvcc needs no GPU
   try {
     lease.emplace(environment.device);
   } catch (const std::exception& e) {
@@ -449,7 +529,8 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
   GpuMonitor monitor(std::stoi(environment.device.substr(5)));
   std::string gpu_error;
   const auto gpu_before = monitor.read(&gpu_error);
-  const sandbox::Outcome outcome = sandbox::run(spec);
+  const sandbox::Outcome outcome = sandbox::run(
+      program_spec(build.program, job_lines(request, problem, secret), environment, request, wall));
   std::string parse_error;
   const auto events = parse_events(outcome.result_data, &parse_error);
   EvalResult result = decide(outcome, events, request.mode, problem);
@@ -463,6 +544,10 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
   result.process_times["gpu_wait_s"] = lease->waited_s();
   result.gpu_health = check_gpu_after_run(monitor, gpu_before, std::chrono::seconds(5));
   if (!gpu_before && !gpu_error.empty()) result.gpu_health.message = gpu_error;
+  // The submission's program has ended: the reference is timed alone, under the same lease.
+  if (reference_build && result.verdict == Verdict::accepted && !result.benchmarks.empty()) {
+    time_reference_program(request, environment, *reference_build, events, secret, wall, result);
+  }
   return result;
 }
 

@@ -291,8 +291,6 @@ nlohmann::json harness_job(const EvalRequest& request, bool gpu) {
       {"tests", problem.tests},
       {"benchmarks", problem.benchmarks},
       {"timing", request.timing},
-      // Timed beside the submission only where it is not timed alone after its run.
-      {"time_reference", reference_timing(request) == ReferenceTiming::beside},
       {"kernel_language", problem.kernel_language},
   };
   if (problem.seed) job["seed"] = *problem.seed;

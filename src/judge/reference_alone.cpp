@@ -102,10 +102,8 @@ std::string read_reference_run(const sandbox::Outcome& outcome,
 ReferenceTiming reference_timing(const EvalRequest& request) {
   const bool timed = request.mode == Mode::benchmark || request.mode == Mode::leaderboard;
   if (!timed || !request.time_reference) return ReferenceTiming::none;
-  // Still beside the submission (docs/security.md, "What cannot hold"): a lang: cu problem's
-  // reference is timed by the compiled C++ harness (harness/cuda/eval.cu). A multi-rank run's
-  // is timed alone too, by world_size fresh sandboxes (ranks.cpp).
-  if (request.problem->lang == "cu") return ReferenceTiming::beside;
+  // Python problems in a harness job of their own (judge.cpp), multi-rank ones in world_size
+  // fresh sandboxes (ranks.cpp), lang: cu ones by a program of their own (cuda.cpp).
   return ReferenceTiming::alone;
 }
 

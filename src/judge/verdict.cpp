@@ -552,10 +552,8 @@ Finding score_benchmarks(EvalResult& result, Mode mode, const problem::Problem& 
     std::vector<double> medians;
     for (const auto& c : result.benchmarks) medians.push_back(c.summary.median);
     try {
+      // The speedup comes with the reference's own run, merged in later (merge_reference).
       result.score_ns = bench::aggregate(medians, result.ranking_by);
-      // The reference timed beside the submission; one timed alone is merged in later
-      // (judge.cpp), through the same function.
-      result.speedup = detail::speedup_of(result);
     } catch (const std::invalid_argument& e) {
       return {Verdict::internal_error, std::string("cannot score: ") + e.what()};
     }

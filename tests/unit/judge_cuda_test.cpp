@@ -104,6 +104,26 @@ TEST_F(CudaBuildTest, BuildIsCachedByContent) {
   EXPECT_NE(changed.compilation.value("key", ""), key);
 }
 
+// The reference is timed alone by a program of its own: eval.cu with the problem's files and a
+// stand-in that is never called, so nothing of any submission is compiled into it. Built once
+// per problem and harness, then taken from the cache.
+TEST_F(CudaBuildTest, TheReferencesOwnProgramHoldsNoSubmission) {
+  const kj::sandbox::Limits limits = kj::judge::EvalRequest{}.limits;
+  const auto first =
+      kj::judge::detail::build_reference_program(problem_, environment_, "90", limits);
+  ASSERT_TRUE(first.ok) << first.failure << "\n" << first.log;
+  EXPECT_FALSE(first.cached);
+  EXPECT_TRUE(fs::is_regular_file(first.program));
+  const auto again =
+      kj::judge::detail::build_reference_program(problem_, environment_, "90", limits);
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.key, first.key);
+  // Not the program of a submission, not even one that calls the reference.
+  const auto submission = judge(solution("correct/grid_stride.cu"));
+  ASSERT_TRUE(submission.compilation.value("ok", false)) << submission.compilation.dump(2);
+  EXPECT_NE(submission.compilation.value("key", ""), first.key);
+}
+
 TEST_F(CudaBuildTest, CompilationIsTimeLimited) {
   kj::judge::EvalRequest request;
   request.problem = &problem_;
@@ -230,6 +250,25 @@ TEST(CudaCache, FollowsTheOverrideThenXdgThenHome) {
       unsetenv(name);
     }
   }
+}
+
+// The reference's job reaches eval.cu as lines: each timed case, then the salt its timing drew and
+// the submission's sample count for it; a ranked run's secret, so the ranked inputs are the same.
+TEST(CudaReferenceJob, EachCaseCarriesItsSaltAndSampleCountAndARankedRunItsSecret) {
+  const nlohmann::json job = {{"timing", {{"max_samples", 100}, {"target", "x"}}},
+                              {"benchmarks", {{{"size", 64}, {"seed", 3}}, {{"size", 128}}}},
+                              {"salts", {11, 281474976710655}},
+                              {"samples", {5, 7}},
+                              {"ranked", true}};
+  EXPECT_EQ(kj::judge::detail::reference_job_lines(job, 99),
+            "mode\treference\nresult_fd\t3\ntiming\tmax_samples\t100\nranked\t1\nsecret\t99\n"
+            "benchmark\tseed=3\tsize=64\nsalt\t11\nsamples\t5\n"
+            "benchmark\tsize=128\nsalt\t281474976710655\nsamples\t7\n");
+  nlohmann::json public_run = job;
+  public_run["ranked"] = false;
+  const std::string lines = kj::judge::detail::reference_job_lines(public_run, 99);
+  EXPECT_EQ(lines.find("secret"), std::string::npos) << lines;
+  EXPECT_EQ(lines.find("ranked"), std::string::npos) << lines;
 }
 
 }  // namespace

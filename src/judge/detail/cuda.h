@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -50,6 +51,17 @@ CudaBuild build_cuda_program(const std::filesystem::path& task_dir, const Enviro
                              std::chrono::milliseconds compile_wall);
 
 nlohmann::json to_json(const CudaBuild& build);
+
+// The reference's own program: eval.cu built with the problem's task.h and reference.cuh and a
+// stand-in for the submission that is never called (mode reference times the reference alone,
+// in a sandbox of its own, after the submission's program ended). Cached by content as any
+// build; a failure is in the result (ok false), never thrown.
+CudaBuild build_reference_program(const problem::Problem& problem, const Environment& environment,
+                                  const std::string& arch, const sandbox::Limits& limits);
+
+// The reference's job (reference_job's, detail/reference_alone.h) as eval.cu's stdin lines: mode
+// reference, each timed case with its salt and sample count, and a ranked run's secret.
+std::string reference_job_lines(const nlohmann::json& job, std::int64_t secret);
 
 // The judge's side of a `lang: cu` evaluation.
 EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environment);

@@ -15,10 +15,10 @@ namespace kj::judge::detail {
 
 // Where the request's reference is timed; the one place this is decided.
 enum class ReferenceTiming {
-  none,    // not timed: a mode without timing, or --no-reference
-  beside,  // in the submission's run, in the same rounds (lang: cu problems)
-  alone,   // in a job of its own after the submission's run (every other problem, multi-rank
-           // ones included: one sandbox per rank, ranks.cpp)
+  none,   // not timed: a mode without timing, or --no-reference
+  alone,  // in a job of its own after the submission's run: Python problems (judge.cpp),
+          // multi-rank ones (one sandbox per rank, ranks.cpp), lang: cu ones (the reference's
+          // own program, cuda.cpp)
 };
 ReferenceTiming reference_timing(const EvalRequest& request);
 
