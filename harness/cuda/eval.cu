@@ -364,12 +364,17 @@ class Harness {
     return static_cast<double>(ms) * 1e6;
   }
 
+  struct Series {
+    std::vector<double> samples;
+    const char* stop = nullptr;  // the stopping rule's reason
+    int rechecked = 0;           // how many outputs were checked
+    std::string failure;         // a failed check's message: the series ended there
+  };
+
   // One series of cold-L2 samples of `kernel` on `args`' iterations, a warm-up first, until the
   // stopping rule (with `s`'s settings) ends it. When `checked`, the output of the first
-  // iteration and of one random one of the first 10 is checked: a failed check ends the series
-  // with *failure set. *rechecked: how many were checked. Throws CallFailed.
-  std::vector<double> series(Kernel kernel, const kj::Args& args, const Settings& s, bool checked,
-                             const char** stop, int* rechecked, std::string* failure) {
+  // iteration and of one random one of the first 10 is checked. Throws CallFailed.
+  Series series(Kernel kernel, const kj::Args& args, const Settings& s, bool checked) {
     const auto begin = Clock::now();
     {  // Warm-up: caches, lazy loading, clocks.
       const input_t data = generate_input(with_seed(args, 0, kIteration));
@@ -382,16 +387,16 @@ class Harness {
     std::random_device random;
     const int recheck_at = static_cast<int>(random() % 10);
     const auto timing_start = Clock::now();
-    std::vector<double> samples;
-    *stop = nullptr;
-    for (int i = 0; *stop == nullptr; ++i) {
+    Series out;
+    for (int i = 0; out.stop == nullptr; ++i) {
       const kj::Args iteration = with_seed(args, static_cast<std::uint64_t>(i), kIteration);
-      samples.push_back(sample(kernel, iteration, checked && (i == 0 || i == recheck_at), failure));
-      if (!failure->empty()) return samples;
-      *stop = stop_reason(samples, seconds_since(timing_start), s);
+      out.samples.push_back(
+          sample(kernel, iteration, checked && (i == 0 || i == recheck_at), &out.failure));
+      if (!out.failure.empty()) return out;
+      out.stop = stop_reason(out.samples, seconds_since(timing_start), s);
     }
-    *rechecked = !checked ? 0 : recheck_at < static_cast<int>(samples.size()) ? 2 : 1;
-    return samples;
+    out.rechecked = !checked ? 0 : recheck_at < static_cast<int>(out.samples.size()) ? 2 : 1;
+    return out;
   }
 
   static double seconds_since(Clock::time_point start) {
@@ -410,16 +415,13 @@ class Harness {
     const Settings& s = job_.timing;
     const auto begin = Clock::now();
     try {
-      const char* stop = nullptr;
-      int rechecked = 0;
-      std::string failure;
-      const std::vector<double> samples =
-          series(custom_kernel, args, s, true, &stop, &rechecked, &failure);
-      if (!failure.empty()) {
-        report_.emit(
-            "benchmark",
-            head + ",\"status\":\"fail\",\"message\":" +
-                json_string("timed call " + std::to_string(samples.size() - 1) + ": " + failure));
+      const Series run = series(custom_kernel, args, s, true);
+      const std::vector<double>& samples = run.samples;
+      if (!run.failure.empty()) {
+        report_.emit("benchmark",
+                     head + ",\"status\":\"fail\",\"message\":" +
+                         json_string("timed call " + std::to_string(samples.size() - 1) + ": " +
+                                     run.failure));
         return false;
       }
       std::vector<double> sorted = samples;
@@ -427,9 +429,9 @@ class Harness {
       report_.emit("benchmark",
                    head + ",\"status\":\"pass\",\"samples_ns\":" + json_array(samples) +
                        ",\"clock\":\"cuda_event\",\"method\":\"per_call\",\"batch\":1" +
-                       ",\"stop_reason\":" + json_string(stop) + ",\"at_launch_floor\":" +
+                       ",\"stop_reason\":" + json_string(run.stop) + ",\"at_launch_floor\":" +
                        (sorted[sorted.size() / 2] < s.launch_floor_ns ? "true" : "false") +
-                       ",\"rechecked\":" + std::to_string(rechecked) +
+                       ",\"rechecked\":" + std::to_string(run.rechecked) +
                        ",\"seconds\":{\"timing\":" + json_number(seconds_since(begin)) + "}" +
                        ",\"salt\":" + std::to_string(salt));
       return true;
@@ -461,14 +463,10 @@ class Harness {
       const std::string head = ",\"index\":" + std::to_string(i);
       const auto begin = Clock::now();
       try {
-        const char* stop = nullptr;
-        int rechecked = 0;
-        std::string failure;
-        const std::vector<double> samples =
-            series(ref_kernel, args, s, false, &stop, &rechecked, &failure);
+        const Series run = series(ref_kernel, args, s, false);
         report_.emit("reference",
-                     head + ",\"status\":\"pass\",\"samples_ns\":" + json_array(samples) +
-                         ",\"stop_reason\":" + json_string(stop) +
+                     head + ",\"status\":\"pass\",\"samples_ns\":" + json_array(run.samples) +
+                         ",\"stop_reason\":" + json_string(run.stop) +
                          ",\"seconds\":{\"timing\":" + json_number(seconds_since(begin)) + "}");
       } catch (const CallFailed& failed) {
         report_.emit("reference",
