@@ -6,6 +6,8 @@
 #
 #   bench/bootstrap_corpus.sh [DEVICE] [OUT_DIR]     DEVICE: cuda:0 (default) or cpu
 #   KJ_BOOTSTRAP_ARGS="--no-zygote" bench/... ...      more arguments for kj bootstrap
+#   HARNESS=DIR bench/bootstrap_corpus.sh ...          another harness folder (an older
+#                                                      checkout's harness/, for an A/B)
 #   CONCURRENCY=N bench/bootstrap_corpus.sh ...        rows in flight (default 1 on a GPU: a
 #                                                      timed evaluation has the GPU alone, but
 #                                                      other rows' host work still moves its
@@ -36,7 +38,7 @@ for part in functions kernelbench; do
   [ "$part" = kernelbench ] && input="$corpus/kernelbench"
   "$kj" bootstrap "$input" --out "$out/$part" --translator-command "$translate" \
     --device "$device" --concurrency "$concurrency" --turns 1 "${timing[@]}" \
-    --harness "$root/harness" ${KJ_BOOTSTRAP_ARGS:-} || true
+    --harness "${HARNESS:-$root/harness}" ${KJ_BOOTSTRAP_ARGS:-} || true
 done
 wall=$(echo "$(date +%s.%N) - $start" | bc)
 "$python" - "$out" "$wall" "$concurrency" <<'PY'
