@@ -84,6 +84,29 @@ class CompareTest(unittest.TestCase):
                                         r"expected 0"):
                 bootstrap.compare(got, expected)
 
+    def test_a_prefix_sum_is_held_to_its_own_scale(self):
+        # An honest float32 row cumsum (4096 long) summed in another order than torch's: an
+        # element near zero carries the rounding of partial sums of magnitude ~45 (seen on a
+        # GPU: 2.6e-4 off at an expected 0.019, rejected with a flat atol of 1e-4).
+        torch.manual_seed(0)
+        x = torch.randn(64, 4096, dtype=torch.float64)
+        expected = torch.cumsum(x, dim=1).float()
+        blocked = torch.cumsum(x.float().view(64, 64, 64), dim=2)
+        carry = torch.cumsum(blocked[:, :, -1], dim=1) - blocked[:, :, -1]
+        got = (blocked + carry.unsqueeze(2)).view(64, 4096)
+        for device in DEVICES:
+            e, g = expected.to(device), got.to(device)
+            near_zero = int(e[3].abs().argmin())
+            g[3, near_zero] = e[3, near_zero] + 3e-4
+            self.assertLess(bootstrap.compare(g, e), 1e-2)
+            # Wrong by a thousandth of the output's scale (a half-precision shortcut) still fails.
+            with self.assertRaisesRegex(bootstrap.Mismatch, "output RMS"):
+                bootstrap.compare(e + 1e-3 * float(e.square().mean().sqrt()), e)
+            # An output of values near 1 keeps the flat tolerance.
+            small = torch.full((100,), 0.5, device=device)
+            with self.assertRaises(bootstrap.Mismatch):
+                bootstrap.compare(small + 3e-4, small)
+
     def test_non_finite_values_must_match(self):
         for device in DEVICES:
             expected = torch.tensor([1.0, float("nan"), float("inf")], device=device)
