@@ -478,7 +478,7 @@ class Evaluation:
 
     def time_rounds(self, names: list[str], args: dict) -> dict:
         """Samples every named runner once per round, in a shuffled order each round, until the
-        stopping rule is met for all of them (or for their ratio when there are two)."""
+        stopping rule is met for the one series (or for the ratio of the two, kj compare)."""
         infos = {}
         for name in names:
             info = self.prepare(name, args)
@@ -519,24 +519,18 @@ class Evaluation:
                     slowest[name].append(max(float(v[1][name]) for v in latest))
                 elapsed = max(float(v[0]) for v in latest)
             series_of = slowest if self.ranks is not None else samples
-            if len(names) == 2 and "reference" not in names:
+            if len(names) == 2:  # kj compare: the paired ratios decide
                 series = [x / y for x, y in zip(series_of[names[0]], series_of[names[1]])]
                 reason = timing.stop_reason(series, elapsed, self.settings)
                 # A paired comparison needs enough pairs for its interval, caps or not.
                 if len(series) < MIN_PAIRS and elapsed < 10 * self.settings["max_seconds"]:
                     reason = None
-            else:
-                # The submission's series decides: the reference timed beside it only gives the
-                # speedup, and must not keep a converged submission sampling to the caps.
-                ranked = [n for n in names if n != "reference"] or names
-                reasons = [timing.stop_reason(series_of[n], elapsed, self.settings) for n in ranked]
-                reason = next((r for r in reasons if r in ("max_samples", "max_seconds")), None)
-                if reason is None and all(reasons):
-                    reason = reasons[0]
+            else:  # one series: the submission's, or the reference's in its own run
+                reason = timing.stop_reason(series_of[names[0]], elapsed, self.settings)
         return {"samples": samples, "clocks": clocks, "infos": infos, "stop_reason": reason}
 
     def timed_benchmark(self, index: int, case: dict, phase: str, secret: int | None) -> bool:
-        names = ["a"] + (["reference"] if "reference" in self.runners else [])
+        names = ["a"]  # the reference is timed in a run of its own (run_reference)
         # Timed calls use seeds no file states (benchmark mode too): answers precomputed for the
         # task's public seeds match none of them. Drawn here, after the runner exists, so no
         # memory of the submission ever held it before its timing.
@@ -571,8 +565,6 @@ class Evaluation:
             "other_stream_samples": self.other_stream_samples.get("a", 0),
             "seconds": seconds,
         }
-        if "reference" in result["samples"]:
-            fields["reference_samples_ns"] = result["samples"]["reference"]
         # The salt, now that the timing is over, for the judge only: the reference, timed alone
         # after this run, is timed on these same inputs (run_reference).
         fields["salt"] = salt

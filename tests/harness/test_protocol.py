@@ -382,7 +382,7 @@ print(json.dumps({"held": held, "profiler": profiler_w, "result": result_fd,
             result_r, result_w = os.pipe()
             job = {"protocol": 1, "mode": "benchmark", "device": "cpu", "task_dir": task,
                    "workdir": os.path.join(task, "work"), "result_fd": result_w, "tests": [],
-                   "benchmarks": [{"seed": 31232, "size": 1024}], "time_reference": False,
+                   "benchmarks": [{"seed": 31232, "size": 1024}],
                    "timing": {"max_samples": 1, "min_samples": 1, "max_seconds": 1.0}}
             env = {k: v for k, v in os.environ.items()}
             env.update(PYTHONPATH=self.HARNESS, KJ_PROFILE="1", CUDA_VISIBLE_DEVICES="")
@@ -478,7 +478,7 @@ class ReferenceAlone(unittest.TestCase):
                             os.path.join(task, "submission.py"))
                 os.mkdir(os.path.join(task, "work"))
                 events, submission_seeds = self.run_harness(
-                    task, {"mode": mode, "time_reference": False}, secret)
+                    task, {"mode": mode}, secret)
                 timed = [e for e in events if e.get("event") == "benchmark"
                          and e.get("status") == "pass"]
                 self.assertEqual(len(timed), 1, events)

@@ -308,8 +308,9 @@ class StopRule(unittest.TestCase):
         self.assertIsNone(stop_reason(wide, 1.0, s))
 
 
-class ReferenceBeside(unittest.TestCase):
-    """Benchmark mode times the reference in the same rounds, for the speedup only."""
+class Rounds(unittest.TestCase):
+    """time_rounds: one series (the submission's, or the reference's in a run of its own) stops
+    on its own stopping rule; two (kj compare) on their ratio."""
 
     @staticmethod
     def rounds(names, take_sample):
@@ -332,14 +333,15 @@ class ReferenceBeside(unittest.TestCase):
         with mock.patch.object(harness.time, "monotonic", clock):
             return evaluation.time_rounds(names, {})
 
-    def test_a_noisy_reference_does_not_keep_a_converged_submission_sampling(self):
+    def test_one_series_stops_on_its_own_rule(self):
         steady = [30_000.0 * (1 + 0.001 * ((i * 37 % 101) / 50 - 1)) for i in range(2000)]
-        noisy = [20_000.0, 60_000.0] * 1000  # never precise: only the caps would stop it
-        result = self.rounds(["a", "reference"],
-                             lambda name, i: ((steady if name == "a" else noisy)[i], None))
+        result = self.rounds(["a"], lambda name, i: (steady[i], None))
         self.assertIn(result["stop_reason"], ("precise_sem", "precise_median"))
         self.assertLess(len(result["samples"]["a"]), 200)  # ~0.5 s of rounds, not the 1000 cap
-        self.assertEqual(len(result["samples"]["reference"]), len(result["samples"]["a"]))
+        noisy = [20_000.0, 60_000.0] * 1000  # never precise: only a cap stops it
+        result = self.rounds(["reference"], lambda name, i: (noisy[i], None))
+        self.assertEqual(result["stop_reason"], "max_samples")
+        self.assertEqual(len(result["samples"]["reference"]), 1000)
 
     def test_two_submissions_compared_stop_on_their_ratio(self):
         # Each series alone is noisy; their ratio is exactly 1: the comparison stops early.

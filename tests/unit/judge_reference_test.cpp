@@ -75,9 +75,6 @@ TEST(ReferenceAlone, TimedAloneForPythonAndCudaProblems) {
   EvalRequest no_reference = request_for(p, Mode::benchmark);
   no_reference.time_reference = false;
   EXPECT_EQ(detail::reference_timing(no_reference), ReferenceTiming::none);
-  // The submission's own harness then starts no runner for the reference.
-  EXPECT_FALSE(
-      detail::harness_job(request_for(p, Mode::benchmark), false).contains("time_reference"));
 
   // lang: cu: by the reference's own program (cuda.cpp), in a sandbox of its own.
   problem::Problem cuda = two_benchmarks();
@@ -86,15 +83,14 @@ TEST(ReferenceAlone, TimedAloneForPythonAndCudaProblems) {
   EXPECT_EQ(detail::reference_timing(request_for(cuda, Mode::test)), ReferenceTiming::none);
 }
 
-// Multi-rank problems too (ranks.cpp): the ranks' runs of the submission fork no reference
-// runner, and the reference's job (one per rank, the same for every rank) is the one-rank job.
+// Multi-rank problems too (ranks.cpp): the reference's job (one per rank, the same for every
+// rank) is the one-rank job.
 TEST(ReferenceAlone, TimedAloneForMultiRankProblems) {
   problem::Problem ranks = two_benchmarks();
   ranks.multi_gpu = true;
   for (Mode mode : {Mode::benchmark, Mode::leaderboard}) {
     SCOPED_TRACE(to_string(mode));
     EXPECT_EQ(detail::reference_timing(request_for(ranks, mode)), ReferenceTiming::alone);
-    EXPECT_FALSE(detail::harness_job(request_for(ranks, mode), true).contains("time_reference"));
   }
   EXPECT_EQ(detail::reference_timing(request_for(ranks, Mode::test)), ReferenceTiming::none);
   EvalRequest no_reference = request_for(ranks, Mode::benchmark);
