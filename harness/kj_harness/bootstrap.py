@@ -297,7 +297,7 @@ def _compare_tensor(got, expected, where: str) -> float:
     wide = torch.complex128 if expected.dtype.is_complex else torch.float64
     g, e = got.to(wide), expected.to(wide)
     finite = torch.isfinite(e)
-    # The absolute tolerance is relative to the output's typical magnitude (the median of |expected|)
+    # The absolute tolerance is relative to the output's typical magnitude (the median |expected|)
     # when that exceeds 1: an element near zero in an output of large values (a prefix sum's, a
     # long dot product's) carries the rounding of the large values it was computed from, whatever
     # order the sum took. The median, so that a few huge elements do not loosen the others.
