@@ -509,7 +509,7 @@ EvalResult evaluate_cuda(const EvalRequest& request, const Environment& environm
 
   // The reference's own program, when it is timed alone: built before the GPU is taken.
   std::optional<CudaBuild> reference_build;
-  if (reference_timing(request) == ReferenceTiming::alone) {
+  if (reference_timed(request)) {
     reference_build = build_reference_program(problem, environment, arch, request.limits);
   }
 

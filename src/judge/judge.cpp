@@ -713,8 +713,8 @@ EvalResult evaluate_as_given(const EvalRequest& request, const Environment& envi
     result.gpu_health.message = "not a GPU run";
   }
   // The submission's sandbox is gone with every process of it: the reference is timed alone.
-  if (detail::reference_timing(request) == detail::ReferenceTiming::alone &&
-      result.verdict == Verdict::accepted && !result.benchmarks.empty()) {
+  if (detail::reference_timed(request) && result.verdict == Verdict::accepted &&
+      !result.benchmarks.empty()) {
     time_reference_alone(request, environment, events, secret, wall, zygote, reference_harness,
                          result);
   }
@@ -736,7 +736,7 @@ EvalResult evaluate(const EvalRequest& request, const Environment& environment, 
   std::optional<WarmHarness> cold;
   std::optional<WarmHarness> reference;  // the reference's own sandbox, without a zygote
   const bool forked = zygote != nullptr && zygote->fits(request, environment);
-  const bool reference_alone = detail::reference_timing(request) == detail::ReferenceTiming::alone;
+  const bool reference_alone = detail::reference_timed(request);
   EvalResult result = evaluate_as_given(
       request, environment,
       [&]() -> WarmHarness::State* {

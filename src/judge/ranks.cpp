@@ -143,16 +143,16 @@ std::optional<std::vector<nlohmann::json>> merge_events(const std::vector<RankRu
         out["elapsed_ns"] =
             std::max(out["elapsed_ns"].get<double>(), other["elapsed_ns"].get<double>());
       }
-      for (const char* key : {"samples_ns", "reference_samples_ns"}) {
-        if (!out.contains(key)) continue;
-        if (!other.contains(key) || !other[key].is_array() ||
-            other[key].size() != out[key].size()) {
+      if (out.contains("samples_ns")) {
+        const auto& theirs = other.value("samples_ns", nlohmann::json());
+        if (!theirs.is_array() || theirs.size() != out["samples_ns"].size()) {
           *error = "rank " + std::to_string(r) + " took a different number of samples than rank 0";
           return std::nullopt;
         }
-        for (std::size_t i = 0; i < out[key].size(); ++i) {
-          if (other[key][i].is_number() && out[key][i].is_number())
-            out[key][i] = std::max(out[key][i].get<double>(), other[key][i].get<double>());
+        for (std::size_t i = 0; i < theirs.size(); ++i) {
+          if (theirs[i].is_number() && out["samples_ns"][i].is_number())
+            out["samples_ns"][i] =
+                std::max(out["samples_ns"][i].get<double>(), theirs[i].get<double>());
         }
       }
     }
@@ -488,8 +488,8 @@ EvalResult evaluate_ranks(const EvalRequest& request, const Environment& environ
   }
   // Every rank of the submission's run is gone with every process of it: the reference is timed
   // alone, in sandboxes of its own, under the same leases.
-  if (culprits.empty() && reference_timing(request) == ReferenceTiming::alone &&
-      result.verdict == Verdict::accepted && !result.benchmarks.empty()) {
+  if (culprits.empty() && reference_timed(request) && result.verdict == Verdict::accepted &&
+      !result.benchmarks.empty()) {
     time_reference_ranks(request, environment, devices, runs[0].events, secret, wall, result);
   }
   return result;

@@ -99,12 +99,9 @@ std::string read_reference_run(const sandbox::Outcome& outcome,
 
 }  // namespace
 
-ReferenceTiming reference_timing(const EvalRequest& request) {
+bool reference_timed(const EvalRequest& request) {
   const bool timed = request.mode == Mode::benchmark || request.mode == Mode::leaderboard;
-  if (!timed || !request.time_reference) return ReferenceTiming::none;
-  // Python problems in a harness job of their own (judge.cpp), multi-rank ones in world_size
-  // fresh sandboxes (ranks.cpp), lang: cu ones by a program of their own (cuda.cpp).
-  return ReferenceTiming::alone;
+  return timed && request.time_reference;
 }
 
 std::optional<nlohmann::json> reference_job(const EvalRequest& request, bool gpu,

@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "judge/detail/not_started.h"
-#include "judge/detail/reference_alone.h"
 #include "judge/detail/text.h"
 #include "judge/judge.h"
 
@@ -90,12 +89,6 @@ CaseResult case_from(const nlohmann::json& event) {
     result.summary = bench::summarize(result.samples);
   }
   result.phase = event.contains("phase") ? str(event, "phase") : "public";
-  if (event.contains("reference_samples_ns") && event["reference_samples_ns"].is_array()) {
-    for (const auto& sample : event["reference_samples_ns"]) {
-      if (sample.is_number()) result.reference_samples.push_back(sample.get<double>());
-    }
-    result.reference_summary = bench::summarize(result.reference_samples);
-  }
   result.clock = str(event, "clock");
   result.method = str(event, "method");
   result.stop_reason = str(event, "stop_reason");

@@ -12,7 +12,6 @@
 namespace kj::judge {
 namespace {
 
-using detail::ReferenceTiming;
 using nlohmann::json;
 
 problem::Problem two_benchmarks() {
@@ -68,19 +67,19 @@ const char* kBoth = R"({"event":"reference","index":0,"status":"pass","samples_n
 
 TEST(ReferenceAlone, TimedAloneForPythonAndCudaProblems) {
   problem::Problem p = two_benchmarks();
-  EXPECT_EQ(detail::reference_timing(request_for(p, Mode::benchmark)), ReferenceTiming::alone);
-  EXPECT_EQ(detail::reference_timing(request_for(p, Mode::leaderboard)), ReferenceTiming::alone);
-  EXPECT_EQ(detail::reference_timing(request_for(p, Mode::test)), ReferenceTiming::none);
-  EXPECT_EQ(detail::reference_timing(request_for(p, Mode::compare)), ReferenceTiming::none);
+  EXPECT_TRUE(detail::reference_timed(request_for(p, Mode::benchmark)));
+  EXPECT_TRUE(detail::reference_timed(request_for(p, Mode::leaderboard)));
+  EXPECT_FALSE(detail::reference_timed(request_for(p, Mode::test)));
+  EXPECT_FALSE(detail::reference_timed(request_for(p, Mode::compare)));
   EvalRequest no_reference = request_for(p, Mode::benchmark);
   no_reference.time_reference = false;
-  EXPECT_EQ(detail::reference_timing(no_reference), ReferenceTiming::none);
+  EXPECT_FALSE(detail::reference_timed(no_reference));
 
   // lang: cu: by the reference's own program (cuda.cpp), in a sandbox of its own.
   problem::Problem cuda = two_benchmarks();
   cuda.lang = "cu";
-  EXPECT_EQ(detail::reference_timing(request_for(cuda, Mode::leaderboard)), ReferenceTiming::alone);
-  EXPECT_EQ(detail::reference_timing(request_for(cuda, Mode::test)), ReferenceTiming::none);
+  EXPECT_TRUE(detail::reference_timed(request_for(cuda, Mode::leaderboard)));
+  EXPECT_FALSE(detail::reference_timed(request_for(cuda, Mode::test)));
 }
 
 // Multi-rank problems too (ranks.cpp): the reference's job (one per rank, the same for every
@@ -90,12 +89,12 @@ TEST(ReferenceAlone, TimedAloneForMultiRankProblems) {
   ranks.multi_gpu = true;
   for (Mode mode : {Mode::benchmark, Mode::leaderboard}) {
     SCOPED_TRACE(to_string(mode));
-    EXPECT_EQ(detail::reference_timing(request_for(ranks, mode)), ReferenceTiming::alone);
+    EXPECT_TRUE(detail::reference_timed(request_for(ranks, mode)));
   }
-  EXPECT_EQ(detail::reference_timing(request_for(ranks, Mode::test)), ReferenceTiming::none);
+  EXPECT_FALSE(detail::reference_timed(request_for(ranks, Mode::test)));
   EvalRequest no_reference = request_for(ranks, Mode::benchmark);
   no_reference.time_reference = false;
-  EXPECT_EQ(detail::reference_timing(no_reference), ReferenceTiming::none);
+  EXPECT_FALSE(detail::reference_timed(no_reference));
 }
 
 // The ranks' reference events, merged over ranks, go in as given; each rank's run is checked

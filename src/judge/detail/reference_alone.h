@@ -13,14 +13,11 @@
 
 namespace kj::judge::detail {
 
-// Where the request's reference is timed; the one place this is decided.
-enum class ReferenceTiming {
-  none,   // not timed: a mode without timing, or --no-reference
-  alone,  // in a job of its own after the submission's run: Python problems (judge.cpp),
-          // multi-rank ones (one sandbox per rank, ranks.cpp), lang: cu ones (the reference's
-          // own program, cuda.cpp)
-};
-ReferenceTiming reference_timing(const EvalRequest& request);
+// Whether the request's reference is timed (benchmark and leaderboard modes, unless
+// --no-reference); the one place this is decided. It always is alone, in a job of its own after
+// the submission's run: Python problems (judge.cpp), multi-rank ones (one sandbox per rank,
+// ranks.cpp), lang: cu ones (the reference's own program, cuda.cpp).
+bool reference_timed(const EvalRequest& request);
 
 // The reference's job (mode `reference`, harness.py's run_reference): the benchmark cases as the
 // submission's run timed them, with the salt it drew for each (from its `benchmark` events; the
