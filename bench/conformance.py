@@ -163,6 +163,9 @@ def run_kj(kj: str, python: str, device: str, problem: str, submission: str, tim
             # Where the seconds went: the submission's calls, the checker's, the harness's stages.
             "tests_run_s": round(sum(t.get("seconds", {}).get("run", 0) for t in tests), 3),
             "tests_check_s": round(sum(t.get("seconds", {}).get("check", 0) for t in tests), 3),
+            # Per test: the run (of it, the submission's call alone) and the check.
+            "tests_s": [[t.get("seconds", {}).get("run"), round(t.get("elapsed_ns", 0) / 1e9, 4),
+                         t.get("seconds", {}).get("check")] for t in tests],
             "timeline": {e["event"]: round(e["t_s"], 3) for e in result.get("timeline", [])}}
 
 
