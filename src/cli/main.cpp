@@ -568,6 +568,14 @@ int main(int argc, char** argv) {
   serve->add_flag("--no-compile-cache", serve_no_compile_cache,
                   "compile every run's kernels anew, instead of keeping what a user's run of a "
                   "file compiled for that user's next run of the same file");
+  int serve_reference_keep_s = 600;
+  serve
+      ->add_option("--reference-keep", serve_reference_keep_s,
+                   "seconds a worker gives the reference times of a benchmark or leaderboard run "
+                   "to its next runs of the same problem and settings, which then do not time "
+                   "the reference again; 0: every run times it")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   bool serve_no_workers = false;
   serve->add_flag("--no-workers", serve_no_workers,
                   "start no worker: the API only, queued jobs wait (benchmarks, seeding)");
@@ -606,6 +614,14 @@ int main(int argc, char** argv) {
   worker->add_flag("--no-compile-cache", worker_no_compile_cache,
                    "compile every run's kernels anew, instead of keeping what a user's run of a "
                    "file compiled for that user's next run of the same file");
+  int worker_reference_keep_s = 600;
+  worker
+      ->add_option("--reference-keep", worker_reference_keep_s,
+                   "seconds a worker gives the reference times of a benchmark or leaderboard run "
+                   "to its next runs of the same problem and settings, which then do not time "
+                   "the reference again; 0: every run times it")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   int worker_lease_s = 60;
   worker->add_option("--lease", worker_lease_s, "seconds a claim lasts without a heartbeat")
       ->capture_default_str()
@@ -749,6 +765,7 @@ int main(int argc, char** argv) {
       serve_options.worker.warm_ahead = !serve_no_warm_ahead;
       serve_options.worker.zygote = !serve_no_zygote;
       serve_options.worker.compile_cache = !serve_no_compile_cache;
+      serve_options.worker.reference_keep = std::chrono::seconds(serve_reference_keep_s);
       serve_options.start_workers = !serve_no_workers;
       if (!serve_python.empty()) serve_options.worker.python = serve_python;
       if (!serve_harness.empty()) serve_options.worker.harness_dir = serve_harness;
@@ -764,6 +781,7 @@ int main(int argc, char** argv) {
       worker_options.worker.lease = std::chrono::seconds(worker_lease_s);
       worker_options.worker.zygote = !worker_no_zygote;
       worker_options.worker.compile_cache = !worker_no_compile_cache;
+      worker_options.worker.reference_keep = std::chrono::seconds(worker_reference_keep_s);
       kj::judge::discover_environment(worker_options.worker.python,
                                       worker_options.worker.harness_dir, "cpu");
       return kj::worker::run_worker_process(worker_options);

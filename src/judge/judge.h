@@ -140,7 +140,7 @@ struct CaseResult {
   bench::Summary summary;
   double floor_ns = 0;  // shortest physically possible time (task.yml bytes/flops), 0: unknown
   double sol_pct = 0;   // % of speed-of-light against measured ceilings, 0: unknown
-  std::vector<double> reference_samples;  // the reference timed in the same rounds
+  std::vector<double> reference_samples;  // the reference's: its own run, or kept between runs
   bench::Summary reference_summary;
   std::map<std::string, double> seconds;  // where the case's wall time went (run, check, timing)
   double speedup() const {
@@ -266,7 +266,7 @@ struct EvalRequest {
   std::string second_name;
   int trials = 1;                           // compare mode: independent comparisons per benchmark
   std::optional<std::int64_t> secret_seed;  // leaderboard mode; random when unset
-  bool time_reference = true;               // time the reference beside the submission (speedup)
+  bool time_reference = true;               // time the reference, alone after the run (speedup)
   bool screen = true;                       // run the static screen first
   std::size_t max_source_bytes = kDefaultMaxSourceBytes;  // each source; larger: compile_error
   Mode mode = Mode::test;

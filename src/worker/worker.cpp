@@ -213,7 +213,7 @@ std::vector<store::RunFile> take_profile_report(nlohmann::json& profile, std::si
 
 JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
                     const WorkerOptions& options, judge::WarmHarness* warm,
-                    judge::HarnessZygote* zygote) {
+                    judge::HarnessZygote* zygote, judge::ReferenceTimes* reference_times) {
   JudgedJob judged;
   const auto mode = judge::mode_from_string(job.submission.mode);
   if (!mode || *mode == judge::Mode::compare) {
@@ -240,7 +240,9 @@ JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& envi
                                   job.submission.user_name;
   }
   const auto start = now_us();
-  judge::EvalResult result = judge::evaluate(request, environment, warm, zygote);
+  judge::EvalResult result = reference_times != nullptr
+                                 ? reference_times->evaluate(request, environment, warm, zygote)
+                                 : judge::evaluate(request, environment, warm, zygote);
   const auto end = now_us();
   judged.gpu_health = result.gpu_health;
   judged.summary = {{"verdict", judge::to_string(result.verdict)}, {"reason", result.reason}};
@@ -339,7 +341,8 @@ Worker::Worker(std::string store_url, WorkerOptions options, std::shared_ptr<Wor
     : store_(store::open_store(store_url)),
       options_(std::move(options)),
       stats_(std::move(stats)),
-      pool_(std::move(pool)) {
+      pool_(std::move(pool)),
+      reference_times_(options_.reference_keep) {
   // A user's id means one user within one store: the store is part of every cache scope.
   std::error_code ec;
   if (store_url.starts_with("postgres://") || store_url.starts_with("postgresql://")) {
@@ -567,7 +570,8 @@ bool Worker::run_one() {
       judge::Environment run_environment = environment();
       if (devices.size() > 1) run_environment.rank_devices = devices;
       judge::HarnessZygote* const zygote = prepare_zygote();
-      judged = judge_job(*claimed, run_environment, options_, warm.get(), zygote);
+      judged =
+          judge_job(*claimed, run_environment, options_, warm.get(), zygote, &reference_times_);
     } catch (const std::exception& e) {
       judged.internal_error = e.what();
     }

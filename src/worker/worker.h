@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "judge/judge.h"
+#include "judge/reference_times.h"
 #include "store/store.h"
 
 namespace kj::worker {
@@ -58,6 +59,10 @@ struct WorkerOptions {
   // Each user's compiled kernels (Triton's cache, torch extension builds) are kept between that
   // user's runs (judge/compile_cache.h); the scope is the store and the user, never shared.
   bool compile_cache = true;
+  // Benchmark and leaderboard runs give their reference samples to the worker's next runs of the
+  // same problem and settings for this long, which then skip the reference's job (judge/
+  // reference_times.h); zero times the reference on every run.
+  std::chrono::seconds reference_keep{600};
   std::string compile_cache_store;  // the store's identity in scopes; the Worker sets it
   // Profile mode: the Nsight Compute report is stored with the run up to this size (larger ones
   // stay on the worker's disk, and the result says so).
@@ -148,9 +153,11 @@ std::optional<std::string> gpu_fault(const JudgedJob& judged);
 
 // Runs the judge on one claimed job (no store access): the submission against its leaderboard's
 // problem, in its mode; a leaderboard submission with the leaderboard's secret seed.
+// `reference_times`: the worker's kept reference times (none: the run times its reference).
 JudgedJob judge_job(const store::ClaimedJob& job, const judge::Environment& environment,
                     const WorkerOptions& options, judge::WarmHarness* warm = nullptr,
-                    judge::HarnessZygote* zygote = nullptr);
+                    judge::HarnessZygote* zygote = nullptr,
+                    judge::ReferenceTimes* reference_times = nullptr);
 
 class Worker {
  public:
@@ -205,6 +212,7 @@ class Worker {
   std::optional<judge::Environment> environment_;
   std::unique_ptr<judge::WarmHarness> warm_;
   std::optional<judge::ZygoteKeeper> zygote_;
+  judge::ReferenceTimes reference_times_;
 };
 
 // The devices of this host: "cuda:N" for each /dev/nvidiaN, with its GPU type (the name

@@ -2,12 +2,17 @@
 // reference is timed, the job that times it on the submission's inputs, and what its run's
 // outcome does to the record: the speedup, or a warning and none, never another verdict.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "judge/detail/harness_run.h"
 #include "judge/detail/reference_alone.h"
 #include "judge/judge.h"
+#include "judge/reference_times.h"
 
 namespace kj::judge {
 namespace {
@@ -212,6 +217,153 @@ TEST(ReferenceAlone, AFailedReferenceRunLeavesTheVerdictAndOmitsTheSpeedupWithAW
     EXPECT_NE(render_text(result, false).find("warning: the reference was not timed"),
               std::string::npos);
   }
+}
+
+// -- reference times kept between a worker's runs (reference_times.h) -------------------------
+
+using Clock = ReferenceTimes::Clock;
+
+// accepted_run() with its reference timed: medians 300 and 1200 ns, speedup 3.
+EvalResult timed_run() {
+  EvalResult result = accepted_run();
+  detail::merge_reference(result, reference_run(kBoth));
+  return result;
+}
+
+TEST(ReferenceTimes, KeptTimesGoToTheNextRunWithTheirAge) {
+  ReferenceTimes times(std::chrono::seconds(600));
+  const auto t0 = Clock::now();
+  times.keep("setup", timed_run(), t0);
+  const auto kept = times.find("setup", t0 + std::chrono::seconds(42));
+  ASSERT_TRUE(kept);
+  EXPECT_FALSE(times.find("another setup", t0));
+  EvalResult next = accepted_run();  // run without its reference
+  ReferenceTimes::give(*kept, t0 + std::chrono::seconds(42), next);
+  ASSERT_TRUE(next.speedup);
+  EXPECT_DOUBLE_EQ(*next.speedup, 3.0);
+  EXPECT_EQ(next.benchmarks[1].reference_samples, std::vector<double>({1200.0, 1200.0}));
+  EXPECT_DOUBLE_EQ(next.benchmarks[0].reference_summary.median, 300.0);
+  EXPECT_DOUBLE_EQ(next.process_times["reference_kept_age_s"].get<double>(), 42.0);
+  EXPECT_FALSE(next.process_times.contains("reference_wall_s"));
+  EXPECT_DOUBLE_EQ(to_json(next)["speedup"].get<double>(), 3.0);
+}
+
+TEST(ReferenceTimes, TimesAsOldAsKeepForAreDropped) {
+  ReferenceTimes times(std::chrono::seconds(600));
+  const auto t0 = Clock::now();
+  times.keep("setup", timed_run(), t0);
+  EXPECT_TRUE(times.find("setup", t0 + std::chrono::seconds(599)));
+  EXPECT_FALSE(times.find("setup", t0 + std::chrono::seconds(600)));
+  EXPECT_FALSE(times.find("setup", t0));  // dropped, not only hidden
+  ReferenceTimes none(std::chrono::seconds(0));
+  none.keep("setup", timed_run(), t0);
+  EXPECT_FALSE(none.find("setup", t0));
+}
+
+TEST(ReferenceTimes, OnlyARunWithEveryReferenceTimeOnAHealthyGpuIsKept) {
+  const auto t0 = Clock::now();
+  EvalResult rejected = timed_run();
+  rejected.verdict = Verdict::wrong_answer;
+  EvalResult untimed = accepted_run();  // its reference's run failed: no speedup
+  EvalResult sick = timed_run();
+  sick.gpu_health.ok = false;
+  EvalResult partial = timed_run();
+  partial.benchmarks[1].reference_samples.clear();
+  for (const auto& [name, result] : {std::pair{"rejected", rejected},
+                                     {"untimed", untimed},
+                                     {"unhealthy GPU", sick},
+                                     {"one missing", partial}}) {
+    SCOPED_TRACE(name);
+    ReferenceTimes times(std::chrono::seconds(600));
+    times.keep("setup", result, t0);
+    EXPECT_FALSE(times.find("setup", t0));
+  }
+}
+
+TEST(ReferenceTimes, ARunThatDidNotPassOrDoesNotMatchGetsNone) {
+  ReferenceTimes times(std::chrono::seconds(600));
+  const auto t0 = Clock::now();
+  times.keep("setup", timed_run(), t0);
+  const auto kept = times.find("setup", t0);
+  ASSERT_TRUE(kept);
+  EvalResult failed = accepted_run();
+  failed.verdict = Verdict::wrong_answer;
+  ReferenceTimes::give(*kept, t0, failed);
+  EXPECT_FALSE(failed.speedup);
+  EXPECT_TRUE(failed.benchmarks[0].reference_samples.empty());
+  EvalResult fewer = accepted_run();
+  fewer.benchmarks.pop_back();
+  ReferenceTimes::give(*kept, t0, fewer);
+  EXPECT_FALSE(fewer.speedup);
+  EXPECT_FALSE(fewer.process_times.contains("reference_kept_age_s"));
+}
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ReferenceTimes, TheKeyFollowsTheReferenceAndTheSettingsNotTheSubmission) {
+  const fs::path dir = fs::temp_directory_path() / ("kj-reftimes-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy(fs::path(KJ_SOURCE_DIR) / "problems" / "vectoradd", dir / "vectoradd",
+           fs::copy_options::recursive);
+  fs::copy(fs::path(KJ_SOURCE_DIR) / "problems" / "utils.py", dir / "utils.py");
+  const problem::Problem p = problem::load(dir / "vectoradd");
+  Environment cpu;
+  cpu.device = "cpu";
+  cpu.python = "/usr/bin/python3";
+  cpu.harness_dir = "/opt/kj/harness";
+  EvalRequest base = request_for(p, Mode::leaderboard);
+  base.submission_source = "def custom_kernel(data): return data[0] + data[1]\n";
+  const std::string key = ReferenceTimes::key(base, cpu);
+  EvalRequest other_submission = base;
+  other_submission.submission_source = "def custom_kernel(data): return sum(data)\n";
+  EXPECT_EQ(ReferenceTimes::key(other_submission, cpu), key);
+  EvalRequest benchmark = base;
+  benchmark.mode = Mode::benchmark;
+  EXPECT_NE(ReferenceTimes::key(benchmark, cpu), key);
+  EvalRequest capped = base;
+  capped.timing = {{"max_seconds", 1.0}};
+  EXPECT_NE(ReferenceTimes::key(capped, cpu), key);
+  Environment gpu = cpu;
+  gpu.device = "cuda:0";
+  EXPECT_NE(ReferenceTimes::key(base, gpu), key);
+  // The reference edited in place: the same problem object, its file changed on disk.
+  std::ofstream(dir / "vectoradd" / "reference.py", std::ios::app) << "\n# edited\n";
+  EXPECT_NE(ReferenceTimes::key(base, cpu), key);
+  fs::remove_all(dir);
+}
+
+// Through the harness on the CPU: the second benchmark run of a problem times no reference and
+// gets the first run's times; needs the harness interpreter ($KJ_PYTHON).
+TEST(ReferenceTimes, TheSecondRunOfAProblemTimesNoReference) {
+  const Environment environment =
+      discover_environment(std::nullopt, (fs::path(KJ_SOURCE_DIR) / "harness").string(), "cpu");
+  const problem::Problem p = problem::load(fs::path(KJ_SOURCE_DIR) / "problems" / "vectoradd");
+  EvalRequest request = request_for(p, Mode::benchmark);
+  request.submission_name = "pytorch.py";
+  request.submission_source =
+      read_text(fs::path(KJ_SOURCE_DIR) / "problems/vectoradd/solutions/correct/pytorch.py");
+  request.timing = {{"max_seconds", 0.2}, {"max_samples", 5}};
+  ReferenceTimes times(std::chrono::seconds(600));
+  const EvalResult first = times.evaluate(request, environment);
+  ASSERT_EQ(first.verdict, Verdict::accepted) << first.reason;
+  ASSERT_TRUE(first.speedup);
+  EXPECT_TRUE(first.process_times.contains("reference_wall_s"));
+  const EvalResult second = times.evaluate(request, environment);
+  ASSERT_EQ(second.verdict, Verdict::accepted) << second.reason;
+  ASSERT_TRUE(second.speedup);
+  EXPECT_FALSE(second.process_times.contains("reference_wall_s"));  // no reference job ran
+  ASSERT_TRUE(second.process_times.contains("reference_kept_age_s"));
+  ASSERT_EQ(second.benchmarks.size(), first.benchmarks.size());
+  for (std::size_t i = 0; i < first.benchmarks.size(); ++i)
+    EXPECT_EQ(second.benchmarks[i].reference_samples, first.benchmarks[i].reference_samples);
 }
 
 }  // namespace
