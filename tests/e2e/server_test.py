@@ -308,6 +308,13 @@ def main():
             assert s["verdict"] == "accepted" and s["score"] > 0, s
             assert sorted(r["secret"] for r in s["runs"]) == [False, True], s["runs"]
             scores[name] = s["score"]
+        # One worker judged both, one after the other: the later run did not time the reference
+        # again but got the earlier run's times (--reference-keep), and says how old they are.
+        public = [next(r["result"] for r in api.json("GET", f"/api/submissions/{i}", admin)["runs"]
+                       if not r["secret"]) for i in ranked.values()]
+        kept = [r for r in public if "reference_kept_age_s" in r.get("process_times", {})]
+        assert kept and all(r["speedup"] > 0 and "reference_wall_s" not in r["process_times"]
+                            for r in kept), [r.get("process_times") for r in public]
         ranking = api.json("GET", "/api/leaderboards/vectoradd/ranking?gpu=cpu")["ranking"]
         expected_order = sorted(scores, key=lambda n: scores[n])
         assert [r["user"] for r in ranking] == expected_order, (ranking, scores)
