@@ -540,6 +540,16 @@ int main(int argc, char** argv) {
   import_kb->add_option("--tolerance", import_tolerance, "atol = rtol of the output check")
       ->capture_default_str();
 
+  // kj serve's and kj worker's --reference-keep (WorkerOptions::reference_keep).
+  const auto add_reference_keep = [](CLI::App* command, int& seconds) {
+    command
+        ->add_option("--reference-keep", seconds,
+                     "seconds a worker gives the reference times of a benchmark or leaderboard "
+                     "run to its next runs of the same problem and settings, which then do not "
+                     "time the reference again; 0: every run times it")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+  };
   auto* serve = app.add_subcommand(
       "serve", "run the judge server: REST API, one worker per GPU (or one CPU worker)");
   kj::server::ServeOptions serve_options;
@@ -569,13 +579,7 @@ int main(int argc, char** argv) {
                   "compile every run's kernels anew, instead of keeping what a user's run of a "
                   "file compiled for that user's next run of the same file");
   int serve_reference_keep_s = 600;
-  serve
-      ->add_option("--reference-keep", serve_reference_keep_s,
-                   "seconds a worker gives the reference times of a benchmark or leaderboard run "
-                   "to its next runs of the same problem and settings, which then do not time "
-                   "the reference again; 0: every run times it")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_reference_keep(serve, serve_reference_keep_s);
   bool serve_no_workers = false;
   serve->add_flag("--no-workers", serve_no_workers,
                   "start no worker: the API only, queued jobs wait (benchmarks, seeding)");
@@ -615,13 +619,7 @@ int main(int argc, char** argv) {
                    "compile every run's kernels anew, instead of keeping what a user's run of a "
                    "file compiled for that user's next run of the same file");
   int worker_reference_keep_s = 600;
-  worker
-      ->add_option("--reference-keep", worker_reference_keep_s,
-                   "seconds a worker gives the reference times of a benchmark or leaderboard run "
-                   "to its next runs of the same problem and settings, which then do not time "
-                   "the reference again; 0: every run times it")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_reference_keep(worker, worker_reference_keep_s);
   int worker_lease_s = 60;
   worker->add_option("--lease", worker_lease_s, "seconds a claim lasts without a heartbeat")
       ->capture_default_str()
