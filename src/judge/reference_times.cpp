@@ -42,6 +42,8 @@ void ReferenceTimes::keep(const std::string& key, const EvalResult& result, Cloc
   if (keep_for_.count() <= 0 || result.verdict != Verdict::accepted || !result.speedup ||
       !result.gpu_health.ok || result.benchmarks.empty())
     return;
+  // Times past their age go as new ones come: what is kept stays one entry per live setup.
+  std::erase_if(kept_, [&](const auto& entry) { return now - entry.second.taken >= keep_for_; });
   Kept kept{.samples = {}, .taken = now};
   for (const auto& c : result.benchmarks) {
     if (c.reference_samples.empty()) return;

@@ -255,6 +255,11 @@ TEST(ReferenceTimes, TimesAsOldAsKeepForAreDropped) {
   EXPECT_TRUE(times.find("setup", t0 + std::chrono::seconds(599)));
   EXPECT_FALSE(times.find("setup", t0 + std::chrono::seconds(600)));
   EXPECT_FALSE(times.find("setup", t0));  // dropped, not only hidden
+  // Keeping new times drops every other setup's old ones too.
+  times.keep("a", timed_run(), t0);
+  times.keep("b", timed_run(), t0 + std::chrono::seconds(600));
+  EXPECT_FALSE(times.find("a", t0));
+  EXPECT_TRUE(times.find("b", t0 + std::chrono::seconds(600)));
   ReferenceTimes none(std::chrono::seconds(0));
   none.keep("setup", timed_run(), t0);
   EXPECT_FALSE(none.find("setup", t0));
