@@ -65,6 +65,7 @@ void ReferenceTimes::give(const Kept& kept, Clock::time_point now, EvalResult& r
     detail::omit_speedup(result, std::string("its kept times could not be scored: ") + e.what());
     return;
   }
+  if (!result.speedup) return;
   result.process_times["reference_kept_age_s"] =
       std::chrono::duration<double>(now - kept.taken).count();
 }
@@ -73,7 +74,13 @@ EvalResult ReferenceTimes::evaluate(const EvalRequest& request, const Environmen
                                     WarmHarness* warm, HarnessZygote* zygote) {
   if (!detail::reference_timed(request) || keep_for_.count() <= 0)
     return judge::evaluate(request, environment, warm, zygote);
-  const std::string setup = key(request, environment);
+  std::string setup;
+  try {
+    setup = key(request, environment);
+  } catch (const std::exception&) {
+    // A task file that cannot be read: the run itself says what is wrong; nothing is kept.
+    return judge::evaluate(request, environment, warm, zygote);
+  }
   if (const auto kept = find(setup, Clock::now())) {
     EvalRequest without = request;
     without.time_reference = false;
