@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <span>
@@ -65,6 +67,29 @@ std::optional<std::string> capture(const std::string& command) {
   while ((n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0) out.append(buffer, n);
   if (pclose(pipe.release()) != 0) return std::nullopt;
   return out;
+}
+
+// `nvcc --version`, asked once per compiler file: a lang: cu evaluation builds the submission's
+// program and the reference's, and a server builds many. Keyed by the file's path, size and
+// modification time, so a toolkit replaced under a running server is asked again.
+std::string nvcc_version(const fs::path& nvcc) {
+  std::error_code ec;
+  const auto resolved = fs::canonical(nvcc, ec);
+  const fs::path& file = ec ? nvcc : resolved;
+  const auto size = fs::file_size(file, ec);
+  const auto mtime = fs::last_write_time(file, ec).time_since_epoch().count();
+  const std::string key =
+      file.string() + "\n" + std::to_string(size) + "\n" + std::to_string(mtime);
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = known.find(key); it != known.end()) return it->second;
+  }
+  std::string version = capture(shell_quote(nvcc.string()) + " --version").value_or("");
+  if (version.empty()) return version;  // a failure is not remembered
+  std::lock_guard lock(mutex);
+  return known.emplace(key, std::move(version)).first->second;
 }
 
 constexpr uid_t kSandboxUid = 65534;
@@ -218,6 +243,13 @@ std::string cuda_arch_for(const std::string& device) {
     if (!arch.empty() && arch.find_first_not_of("0123456789") == std::string::npos) return arch;
   }
   if (device.starts_with("cuda:")) {
+    // A GPU's compute capability does not change while the process runs: asked once per device.
+    static std::mutex mutex;
+    static std::map<std::string, std::string> known;
+    {
+      std::lock_guard lock(mutex);
+      if (const auto it = known.find(device); it != known.end()) return it->second;
+    }
     const auto out = capture("nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " +
                              shell_quote(device.substr(5)));
     if (out) {
@@ -225,7 +257,10 @@ std::string cuda_arch_for(const std::string& device) {
       for (char c : *out) {
         if (c >= '0' && c <= '9') arch += c;
       }
-      if (arch.size() >= 2) return arch;
+      if (arch.size() >= 2) {
+        std::lock_guard lock(mutex);
+        return known.emplace(device, arch).first->second;
+      }
     }
   }
   return "90";  // Hopper: what the GPU machines have; a CPU host still compiles for it
@@ -258,7 +293,7 @@ CudaBuild build_cuda_program(const fs::path& task_dir, const Environment& enviro
                     environment.harness_dir.string();
     return build;
   }
-  build.nvcc_version = capture(shell_quote(nvcc->string()) + " --version").value_or("");
+  build.nvcc_version = nvcc_version(*nvcc);
   // A CPU host compiles to check the source, for sm_XY only; a GPU gets sm_XYa code too.
   const auto flags = nvcc_flags(arch, environment.device != "cpu");
 
