@@ -262,6 +262,7 @@ def part_latency(args):
         table = []
         warnings = collections.Counter()
         cache_hits = 0
+        all_marks, marks_seen = [], []
         for sid, total, posted_wall, before in rows[1:]:
             created = con.execute("SELECT created_at FROM submissions WHERE id = ?",
                                   (sid,)).fetchone()[0] / 1e6
@@ -280,6 +281,8 @@ def part_latency(args):
             warnings.update(result["sandbox"].get("warnings", []))
             cache_hits += (result.get("compile_cache") or {}).get("restored", 0) > 0
             marks = {m["event"]: m["t_s"] for m in result.get("timeline", [])}
+            all_marks.append(marks)
+            marks_seen.extend(name for name in marks if name not in marks_seen)
             done_t = marks.get("done", 0.0)
             imports = marks.get("stage load_reference", 0.0)
             tests = done_t - marks.get("stage tests public", done_t)
@@ -308,7 +311,11 @@ def part_latency(args):
             values = [row[k] for row in table]
             print(f"  {k:22s} {statistics.median(values):8.3f} {min(values):8.3f} "
                   f"{max(values):8.3f}")
-        print(f"  timeline marks (first run): {json.dumps(result.get('timeline'))}")
+        # The harness's timeline, each mark's median over the runs: where the tests' time goes.
+        print("  harness timeline (median seconds from the job's arrival, each mark over the runs):")
+        for name in marks_seen:
+            values = [m[name] for m in all_marks if name in m]
+            print(f"    {name:28s} {statistics.median(values):8.4f}  ({len(values)} runs)")
         print(f"  load average before each: {[row['load_before'] for row in table]}")
         print(f"  runs given compiled kernels by the compile cache: {cache_hits} of {len(table)}")
         # A degraded run (a CPU worker's zygote passed over, say) shows here.
