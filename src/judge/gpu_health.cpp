@@ -195,7 +195,10 @@ GpuHealth check_gpu_after_run(const GpuMonitor& monitor, const std::optional<Gpu
   }
   // A killed process's context is torn down by the driver after the process is reaped: give
   // it `grace` to let go before calling the GPU unhealthy.
+  // The teardown usually ends within milliseconds of the reap: poll often at first, then back
+  // off, so a healthy GPU is reported as soon as it is seen healthy.
   const auto deadline = std::chrono::steady_clock::now() + grace;
+  auto pause = std::chrono::milliseconds(5);
   while (true) {
     const auto after = monitor.read(&error);
     if (!after) {
@@ -204,7 +207,8 @@ GpuHealth check_gpu_after_run(const GpuMonitor& monitor, const std::optional<Gpu
     }
     health = assess_gpu_health(*before, *after);
     if (health.ok || std::chrono::steady_clock::now() >= deadline) return health;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(100));
   }
 }
 
