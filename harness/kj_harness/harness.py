@@ -842,6 +842,41 @@ def preload() -> tuple[object, str | None]:
     return torch, triton_version
 
 
+# Hopper, the GPUs kj is run on: the architecture whose ptxas version is asked ahead. Another
+# GPU's first Triton compile asks for its own (~25 ms).
+WARM_PTXAS_ARCH = 90
+
+
+def warm_triton_keys() -> dict:
+    """What Triton computes, without CUDA, before its first cache lookup in a process: the hash of
+    its own sources and of libtriton.so (`triton_key`, a 400 MB file read, 0.3-0.7 s) and ptxas's
+    version. Both are cached per process, so a zygote that computes them once spares every run it
+    forks (and every runner those fork) the work on their first Triton kernel. Only Triton's own
+    files are read: nothing of a job. Returns what was warmed (a failure leaves Triton to do it
+    when a kernel needs it). Under Triton's interpreter (a CPU run) nothing is compiled, so
+    nothing is warmed."""
+    warmed = {}
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return warmed
+    try:
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+        warmed["triton_key"] = True
+    except Exception:  # noqa: BLE001 - another Triton layout: nothing is spared, nothing breaks
+        warmed["triton_key"] = False
+    try:
+        from triton import knobs
+        from triton.backends.nvidia.compiler import get_ptxas_version
+
+        knobs.nvidia.ptxas.version  # noqa: B018 - NvidiaTool.from_path, cached by path
+        get_ptxas_version(WARM_PTXAS_ARCH)
+        warmed["ptxas"] = True
+    except Exception:  # noqa: BLE001 - no NVIDIA backend or no ptxas: Triton reports it itself
+        warmed["ptxas"] = False
+    return warmed
+
+
 def main() -> int:
     global STARTED
     try:
