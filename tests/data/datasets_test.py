@@ -427,6 +427,22 @@ def main():
         hf = datasets.load_dataset(str(boot), split="train", cache_dir=str(tmp / "hf"))
         check(len(hf) == 5, "Hugging Face datasets reads the boostrap export")
 
+        # --- the parquet a GPU run of the bundled corpus wrote (docs/bootstrap.md, H100) ------------
+        # Kept as written there: the published schema may not drift from what earlier runs wrote.
+        kept_dir = Path(__file__).resolve().parent / "bootstrap-h100"
+        for part, count in (("functions", 31), ("kernelbench", 6)):
+            kept = pq.read_table(kept_dir / f"{part}.parquet")
+            same = kept.schema.equals(rows.schema)
+            check(same, f"the GPU run's {part} rows have today's boostrap schema" +
+                  ("" if same else f": {kept.schema} vs {rows.schema}"))
+            verdicts = kept.column("verdict").to_pylist()
+            speedups = kept.column("speedup").to_pylist()
+            check(len(verdicts) == count and set(verdicts) == {"accepted"} and all(s > 0 for s in speedups),
+                  f"the GPU run's {part} rows: {count} accepted, each with its speedup")
+            hf_kept = datasets.load_dataset("parquet", data_files=str(kept_dir / f"{part}.parquet"),
+                                            split="train", cache_dir=str(tmp / "hf"))
+            check(len(hf_kept) == count, f"Hugging Face datasets reads the GPU run's {part} rows")
+
         # --- boostrap rows of a bootstrap run: what the run recorded ------------------------------
         run_dir = tmp / "bootstrap_run"
         run_dir.mkdir()
