@@ -14,13 +14,15 @@ and the first launch of the last child under cProfile (the largest cumulative en
 import argparse
 import cProfile
 import io
-import json
 import os
 import pstats
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+
+from triton_key import in_fork
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -82,35 +84,27 @@ def main() -> int:
     parser.add_argument("--children", type=int, default=6)
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
+    if args.children < 2:
+        parser.error("--children: at least 2 (the first compiles, the others are measured)")
     os.environ.pop("TRITON_INTERPRET", None)
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="kj-first-launch-")
+    cache = tempfile.mkdtemp(prefix="kj-first-launch-")
+    os.environ["TRITON_CACHE_DIR"] = cache
     sys.path.insert(0, os.path.join(ROOT, "harness"))
     from kj_harness.harness import preload, warm_triton_keys
 
     preload()
     print("zygote warmed:", warm_triton_keys(), flush=True)
     rows = []
-    for i in range(args.children):
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            try:
-                got = child(profile=i == args.children - 1, top=args.top)
-            except BaseException as exc:  # noqa: BLE001 - reported by the parent
-                got = {"error": repr(exc)}
-            with os.fdopen(write_fd, "w") as out:
-                json.dump(got, out)
-            os._exit(0)
-        os.close(write_fd)
-        with os.fdopen(read_fd) as got:
-            row = json.load(got)
-        os.waitpid(pid, 0)
-        if "error" in row:
-            sys.exit(f"child {i}: {row['error']}")
-        rows.append(row)
-        print(f"child {i}: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in row["marks"].items()),
-              flush=True)
+    try:
+        for i in range(args.children):
+            row = in_fork(lambda last=i == args.children - 1: child(profile=last, top=args.top))
+            if "error" in row:
+                sys.exit(f"child {i}: {row['error']}")
+            rows.append(row)
+            print(f"child {i}: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in row["marks"].items()),
+                  flush=True)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     warm = [r["marks"] for r in rows[1:]]
     print("median of the children after the first (warm Triton cache): " + ", ".join(
         f"{k} {statistics.median(m[k] for m in warm) * 1000:.1f} ms" for k in warm[0]))

@@ -27,6 +27,26 @@ print(json.dumps({"key_s": key_s, "ptxas_s": ptxas_s}))
 """
 
 
+def in_fork(work) -> dict:
+    """work() in a child forked from this process: its JSON result, or {"error": ...}."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            got = work()
+        except BaseException as exc:  # noqa: BLE001 - reported by the parent
+            got = {"error": repr(exc)}
+        with os.fdopen(write_fd, "w") as out:
+            json.dump(got, out)
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as out:
+        got = json.load(out)
+    os.waitpid(pid, 0)
+    return got
+
+
 def forked(runs: int) -> list[dict]:
     """The same two calls in forks of this process after harness.warm_triton_keys()."""
     sys.path.insert(0, os.path.join(ROOT, "harness"))
@@ -35,25 +55,18 @@ def forked(runs: int) -> list[dict]:
     from triton.backends.nvidia.compiler import get_ptxas_version
     from triton.runtime.cache import triton_key
 
+    def probe() -> dict:
+        t = time.perf_counter()
+        triton_key()
+        key_s = time.perf_counter() - t
+        t = time.perf_counter()
+        get_ptxas_version(90)
+        return {"key_s": key_s, "ptxas_s": time.perf_counter() - t}
+
     warm_triton_keys()
-    rows = []
-    for _ in range(runs):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            t = time.perf_counter()
-            triton_key()
-            key_s = time.perf_counter() - t
-            t = time.perf_counter()
-            get_ptxas_version(90)
-            os.write(write, json.dumps({"key_s": key_s,
-                                        "ptxas_s": time.perf_counter() - t}).encode())
-            os._exit(0)
-        os.close(write)
-        data = os.read(read, 4096)
-        os.close(read)
-        os.waitpid(pid, 0)
-        rows.append(json.loads(data))
+    rows = [in_fork(probe) for _ in range(runs)]
+    if any("error" in row for row in rows):
+        sys.exit(f"a fork failed: {next(r for r in rows if 'error' in r)['error']}")
     return rows
 
 
