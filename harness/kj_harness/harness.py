@@ -480,6 +480,7 @@ class Evaluation:
         """Samples every named runner once per round, in a shuffled order each round, until the
         stopping rule is met for the one series (or for the ratio of the two, kj compare)."""
         infos = {}
+        prepared = time.monotonic()
         for name in names:
             info = self.prepare(name, args)
             if not info.get("ok"):
@@ -496,6 +497,7 @@ class Evaluation:
         order = list(names)
         shuffle = random.Random(0x6B6A)
         begin = time.monotonic()
+        prepare_s = begin - prepared
         reason = None
         iteration = 0
         while reason is None:
@@ -527,7 +529,8 @@ class Evaluation:
                     reason = None
             else:  # one series: the submission's, or the reference's in its own run
                 reason = timing.stop_reason(series_of[names[0]], elapsed, self.settings)
-        return {"samples": samples, "clocks": clocks, "infos": infos, "stop_reason": reason}
+        return {"samples": samples, "clocks": clocks, "infos": infos, "stop_reason": reason,
+                "prepare_s": prepare_s}
 
     def timed_benchmark(self, index: int, case: dict, phase: str, secret: int | None) -> bool:
         names = ["a"]  # the reference is timed in a run of its own (run_reference)
@@ -546,7 +549,10 @@ class Evaluation:
             self.report.emit("benchmark", index=index, phase=phase, **result)
             return False
         failure = self.recheck("a", args, self.settings["recheck"])
-        seconds = {"timing": round(timed - begin, 4), "recheck": round(time.monotonic() - timed, 4)}
+        # Where the case's time went: the runner's preparation (warm-up, calibration, graph
+        # capture), the samples, the re-check of kept outputs.
+        seconds = {"timing": round(timed - begin, 4), "prepare": round(result["prepare_s"], 4),
+                   "recheck": round(time.monotonic() - timed, 4)}
         if failure is not None:
             self.report.emit("benchmark", index=index, phase=phase, **failure)
             self.agree(False)
@@ -706,18 +712,22 @@ class Evaluation:
     def finish(self, passed: bool) -> None:
         if self.ranks is not None and not passed:
             self.ranks.leave(False)  # before the runners stop: peers must not wait on them
+        began = time.monotonic()
         for runner in self.runners.values():
             runner.stop()
+        stopped = time.monotonic()
         if self.cache is not None:
             # After the runners stopped: nothing compiles any more.
             try:
                 collected = compile_cache.collect(self.cache["files"])
             except Exception as exc:  # noqa: BLE001 - a cache never changes a verdict
                 collected = {"files": [], "error": f"{type(exc).__name__}: {exc}"}
+            seconds = {"stop_runners": round(stopped - began, 4),
+                       "collect": round(time.monotonic() - stopped, 4)}
             self.report.emit("compile_cache", offered=self.cache["offered"],
                              restored=self.cache["restored"], stale=self.cache["stale"],
                              **({"restore_error": self.cache["error"]} if "error" in self.cache
-                                else {}), **collected)
+                                else {}), seconds=seconds, **collected)
         self.report.emit("done", passed=passed, age_s=process_age())
         if self.ranks is not None and passed:
             self.ranks.leave(True)

@@ -529,6 +529,12 @@ nlohmann::json store_compiled(const CompileCache& cache, const std::string& scop
     const auto value = event->find(key);
     if (value != event->end() && value->is_number_unsigned()) summary[key] = *value;
   }
+  // How long stopping the runners and gathering the files took (the run's wall time).
+  if (const auto seconds = event->find("seconds");
+      seconds != event->end() && seconds->is_object() && seconds->size() <= 4) {
+    for (const auto& [key, value] : seconds->items())
+      if (value.is_number()) summary["seconds"][detail::cut(key, 32)] = value;
+  }
   // The harness's own trouble with the cache (it went on without it): restoring, or reporting.
   for (const auto& [key, as] :
        {std::pair{"restore_error", "restore_error"}, {"error", "report_error"}}) {
