@@ -124,11 +124,15 @@ def own_directory_device(root: str) -> int | None:
     return here.st_dev
 
 
-def read_plain_file(path: str, device: int):
+UNCHANGED = object()  # read_plain_file: the file is as the restore left it
+
+
+def read_plain_file(path: str, device: int, restored: tuple[int, int] | None = None):
     """(stat, content) of a regular file on the cache's own file system, opened without
     following a link: the directories were written by submission code, which may still swap a
     file for a link (to /proc/self/..., a pipe) between the listing and the read. None for
-    anything else; content TOO_LARGE over MAX_FILE_BYTES."""
+    anything else; content UNCHANGED when its size and modification time are `restored` (not
+    read: a cache hit reads nothing back), TOO_LARGE over MAX_FILE_BYTES."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -137,6 +141,8 @@ def read_plain_file(path: str, device: int):
         stat = os.fstat(fd)
         if not S_ISREG(stat.st_mode) or stat.st_dev != device:
             return None
+        if restored == (stat.st_size, stat.st_mtime_ns):
+            return stat, UNCHANGED
         if stat.st_size > MAX_FILE_BYTES:
             return stat, TOO_LARGE
         chunks, left = [], stat.st_size
@@ -170,13 +176,11 @@ def collect(restored: dict[str, tuple[int, int]]) -> dict:
                 parts = [name, *os.path.relpath(full, root).split(os.sep)]
                 if len(parts) < 3 or skipped(parts) or parts[-1] == FINGERPRINT:
                     continue
-                data = read_plain_file(full, device)
-                if data is None:
+                relative = "/".join(parts)
+                data = read_plain_file(full, device, restored.get(relative))
+                if data is None or data[1] is UNCHANGED:
                     continue
                 stat, data = data
-                relative = "/".join(parts)
-                if restored.get(relative) == (stat.st_size, stat.st_mtime_ns):
-                    continue
                 if data is TOO_LARGE or total + stat.st_size > MAX_COLLECT_BYTES:
                     refused += 1
                     continue

@@ -226,6 +226,24 @@ def _nbytes(obj) -> int:
     return 0
 
 
+_kits: dict[str, tuple] = {}
+
+
+def _device_kit(device_name: str) -> tuple:
+    """What every case timed on a device uses: the L2 flush buffer (twice the L2), the SM clock
+    (an NVML handle) and the persisting-L2 reset. Made once per process: opening NVML and
+    allocating the buffer again for each case only lengthened every case's preparation."""
+    if device_name not in _kits:
+        import torch
+
+        device = torch.device(device_name)
+        props = torch.cuda.get_device_properties(device)
+        l2_bytes = max(int(getattr(props, "L2_cache_size", 0)), 50 << 20)
+        _kits[device_name] = (torch.empty(2 * l2_bytes // 4, dtype=torch.int32, device=device),
+                              SmClock(device.index or 0), PersistingL2())
+    return _kits[device_name]
+
+
 class CaseSession:
     """Runner side of timing one case: `prepare` once, then `sample(i)` as the harness asks."""
 
@@ -268,12 +286,7 @@ class CaseSession:
             return {"method": self.method, "clock": "monotonic"}
         import torch
 
-        device = torch.device(self.device)
-        props = torch.cuda.get_device_properties(device)
-        l2_bytes = max(int(getattr(props, "L2_cache_size", 0)), 50 << 20)
-        self.flush = torch.empty(2 * l2_bytes // 4, dtype=torch.int32, device=device)
-        self.sm_clock = SmClock(device.index or 0)
-        self.reset_l2 = PersistingL2()
+        self.flush, self.sm_clock, self.reset_l2 = _device_kit(self.device)
         self.spin_cycles = int(self.s["spin_us"] * 1e-6 * (self.sm_clock.read() or 1980.0) * 1e6)
         self.live: list = []
         # Warm-up on throwaway inputs (compilation, autotuning, allocator), estimating the
