@@ -73,6 +73,7 @@ nlohmann::json to_json(const EvalCall& call) {
             {"max_samples", o.caps.max_samples ? nlohmann::json(*o.caps.max_samples) : nullptr},
             {"max_time_s", o.caps.max_time_s ? nlohmann::json(*o.caps.max_time_s) : nullptr},
             {"min_time_s", o.caps.min_time_s ? nlohmann::json(*o.caps.min_time_s) : nullptr},
+            {"precision", o.caps.precision ? nlohmann::json(*o.caps.precision) : nullptr},
             {"only_case", o.only_case},
             {"no_reference", o.no_reference},
             {"no_screen", o.no_screen},
@@ -101,6 +102,8 @@ EvalCall eval_call_from_json(const nlohmann::json& json) {
   if (!o.at("max_time_s").is_null()) options.caps.max_time_s = o.at("max_time_s").get<double>();
   if (o.contains("min_time_s") && !o.at("min_time_s").is_null())
     options.caps.min_time_s = o.at("min_time_s").get<double>();
+  if (o.contains("precision") && !o.at("precision").is_null())
+    options.caps.precision = o.at("precision").get<double>();
   options.only_case = o.at("only_case").get<int>();
   options.no_reference = o.at("no_reference").get<bool>();
   options.no_screen = o.at("no_screen").get<bool>();

@@ -30,6 +30,7 @@ struct TimingCaps {
   std::optional<int> max_samples;
   std::optional<double> max_time_s;
   std::optional<double> min_time_s;
+  std::optional<double> precision;
 
   void add_to(CLI::App* app, const std::string& per = "case") {
     app->add_option("--max-repeats", max_samples,
@@ -44,12 +45,18 @@ struct TimingCaps {
                         " before the stopping rule may stop (default 0.5; shorter runs, medians "
                         "over a shorter stretch)")
         ->check(CLI::NonNegativeNumber);
+    app->add_option("--precision", precision,
+                    "timing: the relative standard error of the mean or median at which the "
+                    "stopping rule stops sampling a " +
+                        per + " (default 0.001)")
+        ->check(CLI::Range(1e-6, 0.1));
   }
   // `settings` with the caps given on the command line written over it.
   nlohmann::json over(nlohmann::json settings) const {
     if (max_samples) settings["max_samples"] = *max_samples;
     if (max_time_s) settings["max_seconds"] = *max_time_s;
     if (min_time_s) settings["min_seconds"] = *min_time_s;
+    if (precision) settings["target_rel_sem"] = *precision;
     return settings;
   }
 };
