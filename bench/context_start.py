@@ -8,7 +8,10 @@ zygote did, in rounds of 1, 2 and 3 at once; each child times cuInit and the fir
 (torch.cuda.init, then a one-element tensor) and its exit. If the driver serializes context
 creation, two at once take about twice as long as one.
 
-  python3 bench/context_start.py [--rounds 5]
+  python3 bench/context_start.py [--rounds 5] [--preload-libcuda]
+
+--preload-libcuda loads the driver library (dlopen, no cuInit) in the parent before the forks,
+as a zygote could: the children's cuInit then finds it loaded.
 """
 
 import argparse
@@ -63,8 +66,14 @@ def round_of(count: int) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--preload-libcuda", action="store_true")
     args = parser.parse_args()
     import torch  # noqa: F401 - imported before the forks, as in the zygote
+
+    if args.preload_libcuda:
+        import ctypes
+
+        ctypes.CDLL("libcuda.so.1")
 
     if torch.cuda.is_initialized():
         raise SystemExit("CUDA started before the forks")

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Where a forked run's first Triton kernel spends its time (docs/perf.md), on a GPU host.
 
-A parent process does what the zygote does (harness.preload, harness.warm_triton_keys), then
-forks N children one after another, as a worker forks runs. Each child creates its CUDA
-context, makes its inputs and launches a vectoradd Triton kernel twice; all children share one
-Triton cache folder, so the first child compiles and the others find the kernel there, as a run
-served by the compile cache does. Prints each phase's median over the children after the first,
+A parent process does what the zygote does (harness.preload, warm_triton_keys and
+warm_triton_imports), then forks N children one after another, as a worker forks runs. Each
+child creates its CUDA context, makes its inputs and launches a vectoradd Triton kernel twice;
+all children share one Triton cache folder, so the first child compiles and the others find the
+kernel there, as a run served by the compile cache does. Prints each phase's median over the children after the first,
 and the first launch of the last child under cProfile (the largest cumulative entries).
 
   python3 bench/first_launch.py [--children 6] [--top 30]
@@ -90,10 +90,10 @@ def main() -> int:
     cache = tempfile.mkdtemp(prefix="kj-first-launch-")
     os.environ["TRITON_CACHE_DIR"] = cache
     sys.path.insert(0, os.path.join(ROOT, "harness"))
-    from kj_harness.harness import preload, warm_triton_keys
+    from kj_harness.harness import preload, warm_triton_imports, warm_triton_keys
 
     preload()
-    print("zygote warmed:", warm_triton_keys(), flush=True)
+    print("zygote warmed:", warm_triton_keys(), warm_triton_imports(), flush=True)
     rows = []
     try:
         for i in range(args.children):

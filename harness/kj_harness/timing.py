@@ -43,7 +43,7 @@ def trace_when_profiling() -> None:
 
 DEFAULTS = {
     "min_samples": 10,
-    "min_seconds": 0.5,
+    "min_seconds": 0.25,  # harness/cuda/eval.cu: the same
     "target_rel_sem": 0.001,
     "target_rel_stdev": 0.005,
     "max_seconds": 15.0,

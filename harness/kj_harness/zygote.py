@@ -6,7 +6,8 @@ It runs only this trusted code and never touches a job: the request it reads hol
 the seccomp program, never a submission, a task file or a secret; those reach each run's own
 processes through the run's own pipes. A CUDA context does not survive fork, so nothing here
 starts CUDA (the imports and the CPU warm-up of `harness.preload` do not, nor does
-`harness.warm_triton_keys`, which hashes Triton's own files once for every fork).
+`harness.warm_triton_keys`, which hashes Triton's own files once for every fork, nor
+`harness.warm_triton_imports`, the modules Triton would import at a run's first launch).
 
 Per request (a SOCK_SEQPACKET record on fd 3 with the run's fds attached):
   zygote -> fork -> setup child: new user, mount, pid, ipc, uts and network namespaces,
@@ -379,10 +380,11 @@ def serve(control: socket.socket) -> int:
 def main() -> int:
     control = socket.socket(fileno=CONTROL_FD)
     try:
-        from .harness import preload, warm_triton_keys
+        from .harness import preload, warm_triton_imports, warm_triton_keys
 
         preload()
         warm_triton_keys()
+        warm_triton_imports()
         import numpy  # noqa: F401
         import random  # noqa: F401
 

@@ -42,7 +42,7 @@ struct TimingCaps {
         ->check(CLI::PositiveNumber);
     app->add_option("--min-time", min_time_s,
                     "timing: fewest seconds of sampling per " + per +
-                        " before the stopping rule may stop (default 0.5; shorter runs, medians "
+                        " before the stopping rule may stop (default 0.25; shorter runs, medians "
                         "over a shorter stretch)")
         ->check(CLI::NonNegativeNumber);
     app->add_option("--precision", precision,

@@ -273,7 +273,7 @@ class StopRule(unittest.TestCase):
         from kj_harness.timing import settings_from, stop_reason
         s = settings_from({})
         self.assertIsNone(stop_reason([100.0] * 5, 1.0, s))  # fewer than 10 samples
-        self.assertIsNone(stop_reason([100.0] * 20, 0.1, s))  # less than 0.5 s
+        self.assertIsNone(stop_reason([100.0] * 20, 0.1, s))  # less than the 0.25 s minimum
         self.assertEqual(stop_reason([100.0] * 20, 0.6, s), "precise_sem")
         noisy = [100.0, 200.0] * 10
         self.assertIsNone(stop_reason(noisy, 0.6, s))
@@ -337,7 +337,7 @@ class Rounds(unittest.TestCase):
         steady = [30_000.0 * (1 + 0.001 * ((i * 37 % 101) / 50 - 1)) for i in range(2000)]
         result = self.rounds(["a"], lambda name, i: (steady[i], None))
         self.assertIn(result["stop_reason"], ("precise_sem", "precise_median"))
-        self.assertLess(len(result["samples"]["a"]), 200)  # ~0.5 s of rounds, not the 1000 cap
+        self.assertLess(len(result["samples"]["a"]), 200)  # ~0.25 s of rounds, not the 1000 cap
         noisy = [20_000.0, 60_000.0] * 1000  # never precise: only a cap stops it
         result = self.rounds(["reference"], lambda name, i: (noisy[i], None))
         self.assertEqual(result["stop_reason"], "max_samples")
