@@ -1,7 +1,9 @@
 """The zygote's Triton warm-up (harness.warm_triton_keys, docs/sandbox.md "Zygote"): the hash of
 Triton's own files is computed once in the process that forks runs, so a forked run finds it
 ready instead of hashing 400 MB of libtriton.so on its first kernel; under Triton's interpreter
-(a CPU run) nothing is warmed. Needs torch and triton (run with the harness interpreter)."""
+(a CPU run) nothing is warmed. The modules Triton imports at a process's first launch are
+imported there too (harness.warm_triton_imports). Needs torch and triton (run with the harness
+interpreter)."""
 
 import os
 import sys
@@ -56,6 +58,25 @@ class WarmTritonTest(unittest.TestCase):
         os.environ["TRITON_INTERPRET"] = "1"
         self.assertEqual(harness.warm_triton_keys(), {})
         self.assertEqual(triton_key.cache_info().currsize, 0)
+
+
+class WarmTritonImportsTest(unittest.TestCase):
+    def test_a_fork_finds_the_modules_of_a_first_launch_imported(self):
+        import importlib.util
+        import threading
+
+        import torch
+
+        expected = [n for n in harness.TRITON_LAUNCH_IMPORTS
+                    if importlib.util.find_spec(n.rpartition(".")[0]) is not None
+                    and importlib.util.find_spec(n) is not None]
+        if not expected:
+            self.skipTest("this Triton has none of the modules its first launch imports")
+        self.assertEqual(harness.warm_triton_imports(), expected)
+        self.assertEqual(in_child(lambda: all(n in sys.modules for n in expected)), 0)
+        # Safe to fork after: no thread started, no CUDA.
+        self.assertEqual(threading.active_count(), 1)
+        self.assertFalse(torch.cuda.is_initialized())
 
 
 if __name__ == "__main__":
