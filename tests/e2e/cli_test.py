@@ -210,6 +210,23 @@ def _():
     assert "CPU times are for development only" in proc.stdout, proc.stdout
 
 
+@case("--min-time and --precision set the stopping rule; a precision out of range is refused")
+def _():
+    solution = os.path.join(problem("vectoradd"), "solutions/correct/pytorch.py")
+    proc, result = kj("eval", problem("vectoradd"), solution, "--mode", "benchmark", "--case", "0",
+                      "--min-time", "0", "--precision", "0.09", "--no-reference", "--json",
+                      check_json=True)
+    assert result["verdict"] == "accepted", result["reason"]
+    assert result["timing"] == {"max_samples": 100, "max_seconds": 1.0, "min_seconds": 0.0,
+                                "target_rel_sem": 0.09}, result["timing"]
+    case = result["benchmarks"][0]
+    # 9 % of the mean: met by the 10 samples the rule takes at least, well before the caps.
+    assert case["stop_reason"].startswith("precise"), case["stop_reason"]
+    assert len(case["samples_ns"]) < 100, len(case["samples_ns"])
+    proc = kj("eval", problem("vectoradd"), solution, "--precision", "0.5")
+    assert proc.returncode != 0 and "precision" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
 @case("a submission right on public seeds and wrong on the secret run is not ranked")
 def _():
     proc, result = kj("eval", problem("vectoradd"), os.path.join(ROOT, "tests/leaderboard/public_only.py"),
