@@ -219,10 +219,8 @@ def _():
     assert result["verdict"] == "accepted", result["reason"]
     assert result["timing"] == {"max_samples": 100, "max_seconds": 1.0, "min_seconds": 0.0,
                                 "target_rel_sem": 0.09}, result["timing"]
-    case = result["benchmarks"][0]
-    # 9 % of the mean: met by the 10 samples the rule takes at least, well before the caps.
-    assert case["stop_reason"].startswith("precise"), case["stop_reason"]
-    assert len(case["samples_ns"]) < 100, len(case["samples_ns"])
+    # The rule itself with these settings: tests/harness/test_timing.py (CPU samples on a loaded
+    # machine are too noisy to say here when it stopped).
     proc = kj("eval", problem("vectoradd"), solution, "--precision", "0.5")
     assert proc.returncode != 0 and "precision" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 

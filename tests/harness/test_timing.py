@@ -286,6 +286,17 @@ class StopRule(unittest.TestCase):
         # 0.4 % CV over 10 samples: rel. SEM ~0.13 % misses 0.1 %, rel. stdev meets 0.5 %.
         self.assertEqual(stop_reason([996.0, 1004.0] * 5, 0.6, s), "precise_stdev")
 
+    def test_the_minimum_and_the_precision_are_settings(self):
+        from kj_harness.timing import settings_from, stop_reason
+        samples = [100.0, 104.0] * 10  # 2 % stdev: a rel. SEM of 0.45 %
+        self.assertIsNone(stop_reason(samples, 0.2, settings_from({})))  # under 0.25 s
+        self.assertIsNone(stop_reason(samples, 1.0, settings_from({})))  # over 0.1 %
+        self.assertEqual(stop_reason(samples, 1.0, settings_from({"target_rel_sem": 0.005})),
+                         "precise_sem")
+        self.assertEqual(stop_reason(samples, 0.2, settings_from({"min_seconds": 0.1,
+                                                                   "target_rel_sem": 0.005})),
+                         "precise_sem")
+
     def test_caps_stop_even_before_the_minimums(self):
         from kj_harness.timing import settings_from, stop_reason
         s = settings_from({"min_seconds": 100})
