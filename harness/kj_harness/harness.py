@@ -174,15 +174,17 @@ def seed_global_generators(args: dict) -> None:
     text = json.dumps(args, sort_keys=True, default=str).encode()
     seed = int.from_bytes(hashlib.sha256(text).digest()[:8], "little") >> 1
     # What torch.manual_seed seeds on the devices kj runs on, without its cost: it also queues
-    # seeds for backends never started here (XPU, and CUDA before it starts), each time
-    # formatting the caller's stack (~0.1-0.2 ms a call, paid for every input a timed sample
-    # generates).
+    # seeds for backends never started here (XPU), each time formatting the caller's stack
+    # (~0.05-0.2 ms a call, paid for every input a timed sample generates). A GPU run's
+    # processes start CUDA before they generate anything, so its generators are seeded at once.
     torch.default_generator.manual_seed(seed)
     if torch.cuda.is_initialized():
         for generator in torch.cuda.default_generators:
             generator.manual_seed(seed)
-    elif torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)  # kept until CUDA starts in this process
+    else:
+        # Queued until CUDA starts in this process, if ever (asking whether it could start
+        # would start the driver).
+        torch.cuda.manual_seed_all(seed)
     random.seed(seed)
 
 
