@@ -102,19 +102,38 @@ class Bracket:
         return start, end
 
 
+def one_sample(torch, kernel, data, bracket: Bracket, calls: int) -> tuple[float, bool]:
+    """ns per call of `calls` calls of kernel(data) under the bracket, and whether the gate held."""
+    start, end = bracket.open()
+    for _ in range(calls):
+        kernel(data)
+    held = not start.query()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e6 / calls, held
+
+
 def in_process(torch, submission, data, bracket: Bracket, calls: int, samples: int) -> dict:
-    times, held = [], 0
-    submission.custom_kernel(data)
+    return interleaved(torch, {"one": (submission.custom_kernel, data)}, bracket, calls,
+                       samples)["one"]
+
+
+def interleaved(torch, sides: dict, bracket: Bracket, calls: int, samples: int) -> dict:
+    """name -> (kernel, data) sampled in turns, the order reversed every other round, so slow
+    drifts of the GPU (clocks, temperature) reach every side alike; a summary per name."""
+    times = {name: [] for name in sides}
+    held = dict.fromkeys(sides, 0)
+    for kernel, data in sides.values():
+        kernel(data)
     torch.cuda.synchronize()
+    order = list(sides)
     for _ in range(samples):
-        start, end = bracket.open()
-        for _ in range(calls):
-            submission.custom_kernel(data)
-        held += not start.query()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e6 / calls)
-    return summary(times, held, samples)
+        for name in order:
+            ns, gate = one_sample(torch, *sides[name], bracket, calls)
+            times[name].append(ns)
+            held[name] += gate
+        order.reverse()
+    return {name: summary(times[name], held[name], samples) for name in sides}
 
 
 def fenced(torch, conn, done, bracket: Bracket, calls: int, samples: int, expected, check) -> dict:
