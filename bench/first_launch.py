@@ -5,8 +5,9 @@ A parent process does what the zygote does (harness.preload, warm_triton_keys an
 warm_triton_imports), then forks N children one after another, as a worker forks runs. Each
 child creates its CUDA context, makes its inputs and launches a vectoradd Triton kernel twice;
 all children share one Triton cache folder, so the first child compiles and the others find the
-kernel there, as a run served by the compile cache does. Prints each phase's median over the children after the first,
-and the first launch of the last child under cProfile (the largest cumulative entries).
+kernel there, as a run served by the compile cache does. Prints each phase's median over the
+children after the first, and the first launch of the last child under cProfile (the largest
+cumulative entries).
 
   python3 bench/first_launch.py [--children 6] [--top 30]
 """

@@ -140,10 +140,10 @@ def main():
             print(f"  #{r['submission']}: claim to finish {r['claim_to_finish_s']:.2f} s, sandbox "
                   f"{r['sandbox_wall_s']:.2f} s, harness done at {r['harness_done_s']} s, "
                   f"process {json.dumps(r['process_times'])}, re-checks {r['recheck_path']}")
-        if args.runs > 1:
-            # The worker busy without a break: from the first run's result to the last one's.
-            first = finished[ids[0]][0]
-            steady = (max(t for t, _ in finished.values()) - first) / (args.runs - 1)
+        # The worker busy without a break: from the first run's result to the last one's.
+        steady = ((max(t for t, _ in finished.values()) - finished[ids[0]][0]) / (args.runs - 1)
+                  if args.runs > 1 else None)
+        if steady is not None:
             print(f"  after the first run (compiled, reference timed): {steady:.2f} s per run, "
                   f"{3600 / steady:.0f} runs per hour")
         print("  median claim to finish: "
@@ -170,7 +170,7 @@ def main():
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"span_s": span, "runs": args.runs, "per_run_s": per_run,
-                           "per_run_after_first_s": steady if args.runs > 1 else None,
+                           "per_run_after_first_s": steady,
                            "rows": rows, "eval_py": evalpy}, f, indent=1)
         if verdicts != ["accepted"]:
             sys.exit(f"not every run was accepted: {verdicts}")

@@ -102,7 +102,7 @@ class Bracket:
         return start, end
 
 
-def one_sample(torch, kernel, data, bracket: Bracket, calls: int) -> tuple[float, bool]:
+def one_sample(kernel, data, bracket: Bracket, calls: int) -> tuple[float, bool]:
     """ns per call of `calls` calls of kernel(data) under the bracket, and whether the gate held."""
     start, end = bracket.open()
     for _ in range(calls):
@@ -129,7 +129,7 @@ def interleaved(torch, sides: dict, bracket: Bracket, calls: int, samples: int) 
     order = list(sides)
     for _ in range(samples):
         for name in order:
-            ns, gate = one_sample(torch, *sides[name], bracket, calls)
+            ns, gate = one_sample(*sides[name], bracket, calls)
             times[name].append(ns)
             held[name] += gate
         order.reverse()
