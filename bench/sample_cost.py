@@ -5,11 +5,14 @@ A ranked case stops when its samples are precise enough, after at least a minimu
 sample's wall time decides how many fit. For a benchmark case of a problem this lays out the
 task as kj does, makes a CaseSession (harness/kj_harness/timing.py) around the submission's
 custom_kernel with kj's input generation, prepares it (graph batches for short kernels) and
-takes samples, printing: the wall time per sample, the cost of one generated input with kj's
-seeding and with torch.manual_seed (what it used before), and the largest entries of a profile
-of the samples.
+takes samples, printing: the cost of one generated input with kj's seeding and with
+torch.manual_seed (what it used before); for each graph-batch length asked for
+(`--graph-sample-us`, the `graph_sample_ns` setting), the wall time per sample, the median, the
+robust spread and where the stopping rule, replayed over the series, would have stopped; and
+the largest entries of a profile of the samples.
 
-  python3 bench/sample_cost.py --kj build/kj --problem PROBLEM --submission FILE --case 0
+  python3 bench/sample_cost.py --kj build/kj --problem PROBLEM --submission FILE --case 0 \\
+      [--graph-sample-us 0 150 300]
 """
 
 import argparse
@@ -42,7 +45,11 @@ def main() -> int:
     parser.add_argument("--problem", required=True)
     parser.add_argument("--submission", required=True)
     parser.add_argument("--case", type=int, default=0)
-    parser.add_argument("--samples", type=int, default=60)
+    parser.add_argument("--samples", type=int, default=150,
+                        help="samples of each graph-batch length")
+    parser.add_argument("--graph-sample-us", type=float, nargs="+", default=[0.0],
+                        help="graph batches lasting at least this long on the device (0: today's)")
+    parser.add_argument("--profiled", type=int, default=40, help="samples under the profiler")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
 
@@ -73,6 +80,33 @@ def main() -> int:
         torch.cuda.synchronize()
         print(f"one input, {name}: {cost:.1f} µs of host time")
 
+    # Each graph-batch length: a series of samples, unprofiled, and the stopping rule replayed
+    # over its prefixes with their wall times (what a ranked case would have taken).
+    for sample_us in args.graph_sample_us:
+        settings = timing.settings_from({"graph_sample_ns": sample_us * 1e3})
+        session = timing.CaseSession(submission.custom_kernel, generate, "cuda", settings, case)
+        info = session.prepare()
+        session.sample(0)
+        series, walls = [], []
+        begin = time.perf_counter()
+        for i in range(1, args.samples + 1):
+            series.append(session.sample(i)["ns"])
+            walls.append(time.perf_counter() - begin)
+        stop = next((n for n in range(1, len(series) + 1)
+                     if timing.stop_reason(series[:n], walls[n - 1], settings)), None)
+        ordered = sorted(series)
+        median = timing._quantile(ordered, 0.5)
+        sigma = (timing._quantile(ordered, 0.75) - timing._quantile(ordered, 0.25)) / 1.349
+        print(f"graph sample >= {sample_us:g} us: method {info['method']}, batch {session.batch}, "
+              f"{walls[-1] / len(series) * 1e3:.2f} ms a sample, median {median:.1f} ns a call, "
+              f"robust stdev {sigma / median * 100:.2f} %, "
+              + (f"the rule stops after {stop} samples, {walls[stop - 1]:.3f} s, at median "
+                 f"{timing._quantile(sorted(series[:stop]), 0.5):.1f} ns"
+                 if stop else f"the rule had not stopped after {len(series)} samples"))
+        del session
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
     session = timing.CaseSession(submission.custom_kernel, generate, "cuda",
                                  timing.settings_from({}), case)
     info = session.prepare()
@@ -81,11 +115,11 @@ def main() -> int:
     profile = cProfile.Profile()
     begin = time.perf_counter()
     profile.enable()
-    for i in range(1, args.samples + 1):
+    for i in range(1, args.profiled + 1):
         session.sample(i)
     profile.disable()
-    wall = (time.perf_counter() - begin) / args.samples
-    print(f"{args.samples} samples: {wall * 1e3:.2f} ms a sample (under the profiler), "
+    wall = (time.perf_counter() - begin) / args.profiled
+    print(f"{args.profiled} samples: {wall * 1e3:.2f} ms a sample (under the profiler), "
           f"batch {session.batch}")
     out = io.StringIO()
     pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(args.top)

@@ -228,6 +228,9 @@ class Evaluation:
         self.settings = timing.settings_from(job.get("timing", {}))
         self.rechecked = 0
         self.writable: list[int] | None = None  # output buffers among the inputs (output_buffers)
+        # One rank on a GPU: the checker's kernels are loaded while the runner makes its first
+        # call (warm_checker); multi-rank checks meet in collectives and cannot run ahead.
+        self.checker_cold = self.device.startswith("cuda") and not job.get("ranks")
         # Kept outputs reach the checker as CUDA IPC handles on a GPU (no copies through the
         # host); on the first failure of IPC, and on the CPU, as bytes through the pipe.
         self.recheck_ipc = self.device.startswith("cuda") and bool(self.settings["recheck_ipc"])
@@ -377,14 +380,34 @@ class Evaluation:
 
     # -- correctness --------------------------------------------------------------------------
 
-    def ask_output(self, runner: str, command: dict) -> tuple[dict, object, str | None]:
+    def warm_checker(self, args: dict) -> None:
+        """The first check in a fresh CUDA context loads the kernels of the reference and the
+        comparison (~0.1 s on an H100, docs/perf.md): done once, on the reference's own output
+        for `args`, while the runner makes its first call. Only a warm-up: whatever it finds
+        is left to the real check."""
+        self.checker_cold = False
+        try:
+            expected = self.reference.ref_kernel(self.generate(args))
+            self.reference.check_implementation(self.generate(args), expected)
+        except Exception:  # noqa: BLE001 - the check itself reports what is wrong
+            pass
+        finally:
+            expected = None
+            free_device_cache()
+
+    def ask_output(self, runner: str, command: dict,
+                   meanwhile=None) -> tuple[dict, object, str | None]:
         """Sends a command answered with outputs (run, outputs) and reads them: on a GPU as CUDA
         IPC handles, so a large output is not copied through the host; once a handle does not
         open here (not the submission's doing as far as can be told), the command is sent again
-        and this and every later answer come as bytes. Returns the reply, the output and why it
-        is not one (None when it is)."""
+        and this and every later answer come as bytes. `meanwhile` runs once while the runner
+        works. Returns the reply, the output and why it is not one (None when it is)."""
         while True:
-            reply, blob = self.runners[runner].ask({**command, "ipc": self.recheck_ipc})
+            self.runners[runner].post({**command, "ipc": self.recheck_ipc})
+            if meanwhile is not None:
+                meanwhile()
+                meanwhile = None
+            reply, blob = self.runners[runner].collect()
             if not reply.get("ok"):
                 return reply, None, None
             try:
@@ -397,8 +420,9 @@ class Evaluation:
         """Runs a submission once on `args` and checks its output here. Returns event fields."""
         begin = time.monotonic()
         # Should IPC fail, the call is made again (same inputs, same answer), its output as bytes.
-        reply, output, problem = self.ask_output(runner, {"cmd": "run", "args": args,
-                                                          "writable": self.output_buffers(args)})
+        reply, output, problem = self.ask_output(
+            runner, {"cmd": "run", "args": args, "writable": self.output_buffers(args)},
+            (lambda: self.warm_checker(args)) if self.checker_cold else None)
         if not reply.get("ok"):
             return {"status": "error", "error": sanitize_error(reply.get("error"))}
         fields = {"elapsed_ns": as_number(reply.get("elapsed_ns"))}

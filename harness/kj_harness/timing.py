@@ -53,6 +53,10 @@ DEFAULTS = {
     # call of one rank meets the others in collectives, so every rank must make the same calls.
     "warmup_calls": 0,
     "graph_below_ns": 10_000.0,
+    # A graph batch also lasts at least this long on the device (0: the footprint alone sets
+    # it): a replay's start and end jitter by ~0.5 us whatever the batch, so a longer batch
+    # needs fewer samples for the same precision.
+    "graph_sample_ns": 0.0,
     "launch_floor_ns": 3_000.0,
     "spin_us": 200.0,
     "keep_output_bytes": 2 << 30,
@@ -346,7 +350,8 @@ class CaseSession:
 
         one = self.generate(iteration_args(self.args, 0))
         footprint = max(_nbytes(one), 1)
-        batch = int(min(256, max(16, math.ceil(self.flush.numel() * 4 / footprint))))
+        batch = int(min(256, max(16, math.ceil(self.flush.numel() * 4 / footprint),
+                                 math.ceil(self.s["graph_sample_ns"] / max(self.estimate_ns, 1.0)))))
         self.inputs = [one] + [self.generate(iteration_args(self.args, i)) for i in range(1, batch)]
         stream = torch.cuda.Stream()
         self.graph = torch.cuda.CUDAGraph()
