@@ -20,6 +20,11 @@ Corpus files may add directives on the comment lines after line 1:
   `# reason: <text>`      the verdict's reason must contain <text>;
   `# max-speedup: <x>`    an accepted run must not be more than x times faster than the reference
                           timed beside it (a faked time would be);
+  `# open-hole: <why>`    a hole of in-process timing that is still open (docs/security.md,
+                          "What cannot hold"): the file must get its declared verdict and be
+                          ranked *more* than its `# max-speedup:` faster than the reference, which
+                          proves the attack still works; once the timer leaves the submission's
+                          process the directive goes and the bound must hold;
   `# alone: <why>`        judged with nothing else beside it: no other run of this script, and
                           in ctest no other test (e2e_hostile_alone is RUN_SERIAL). A file that
                           declares `# max-speedup:` runs alone too: load beside it skews the
@@ -111,6 +116,7 @@ def directives(path):
             text = line.lstrip("#/ ").rstrip("\n")
             key, sep, value = text.partition(":")
             if sep and key.strip() in ("leaves", "mode", "problem", "device", "reason", "max-speedup",
+                                       "open-hole",
                                        "args", "alone"):
                 found.setdefault(key.strip(), value.strip())
     found["expect"] = first.split("expect:", 1)[1].strip() if "expect:" in first else None
@@ -292,6 +298,11 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
         speedup = result.get("speedup")
         if not isinstance(speedup, (int, float)):
             problems.append("no speedup over the reference was reported")
+        elif "open-hole" in found:
+            if speedup <= float(found["max-speedup"]):
+                problems.append(f"an open hole that no longer gets through: {speedup:.1f}x, not "
+                                f"more than {found['max-speedup']}x (remove `# open-hole:` if "
+                                f"it is closed)")
         elif speedup > float(found["max-speedup"]):
             problems.append(f"{speedup:.1f}x faster than the reference (at most "
                             f"{found['max-speedup']}x): a faked time was ranked")
