@@ -403,11 +403,14 @@ class Evaluation:
         and this and every later answer come as bytes. `meanwhile` runs once while the runner
         works. Returns the reply, the output and why it is not one (None when it is)."""
         while True:
-            self.runners[runner].post({**command, "ipc": self.recheck_ipc})
-            if meanwhile is not None:
+            header = {**command, "ipc": self.recheck_ipc}
+            if meanwhile is None:
+                reply, blob = self.runners[runner].ask(header)
+            else:
+                self.runners[runner].post(header)
                 meanwhile()
                 meanwhile = None
-            reply, blob = self.runners[runner].collect()
+                reply, blob = self.runners[runner].collect()
             if not reply.get("ok"):
                 return reply, None, None
             try:

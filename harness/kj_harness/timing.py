@@ -150,6 +150,14 @@ def stop_reason(samples: list[float], elapsed: float, s: dict) -> str | None:
     return None
 
 
+def graph_batch(footprint_bytes: int, flush_bytes: int, estimate_ns: float,
+                graph_sample_ns: float) -> int:
+    """Calls in one CUDA-graph sample: their inputs together at least the flush buffer (twice the
+    L2), and together at least `graph_sample_ns` long by the warm-up's estimate; 16 to 256."""
+    return int(min(256, max(16, math.ceil(flush_bytes / max(footprint_bytes, 1)),
+                            math.ceil(graph_sample_ns / max(estimate_ns, 1.0)))))
+
+
 class SmClock:
     """SM clock (MHz) through NVML; None when NVML is unavailable."""
 
@@ -350,8 +358,8 @@ class CaseSession:
 
         one = self.generate(iteration_args(self.args, 0))
         footprint = max(_nbytes(one), 1)
-        batch = int(min(256, max(16, math.ceil(self.flush.numel() * 4 / footprint),
-                                 math.ceil(self.s["graph_sample_ns"] / max(self.estimate_ns, 1.0)))))
+        batch = graph_batch(footprint, self.flush.numel() * 4, self.estimate_ns,
+                            self.s["graph_sample_ns"])
         self.inputs = [one] + [self.generate(iteration_args(self.args, i)) for i in range(1, batch)]
         stream = torch.cuda.Stream()
         self.graph = torch.cuda.CUDAGraph()

@@ -221,6 +221,19 @@ class GpuSampling(unittest.TestCase):
         self.assertEqual(sorted(session.kept_outputs),
                          list(range(info["batch"], 2 * info["batch"])))
 
+    def test_a_graph_batch_lasts_at_least_graph_sample_ns(self):
+        def kernel(data):
+            self.gpu.run(4_000)
+            return data[1]
+
+        default = self.session(kernel).prepare()["batch"]
+        longer = self.session(kernel, graph_sample_ns=300_000.0).prepare()
+        self.assertEqual(longer["method"], "graph")
+        self.assertEqual(longer["batch"], 75)  # 300 us of 4 us calls
+        self.assertLess(default, 75)
+        self.assertEqual(self.timing.graph_batch(6 << 20, 100 << 20, 4_000.0, 0.0), 17)
+        self.assertEqual(self.timing.graph_batch(1, 100 << 20, 4_000.0, 0.0), 256)
+
     def test_reservoir_keeps_late_calls_too(self):
         def kernel(data):
             self.gpu.run(100_000)

@@ -55,6 +55,10 @@ class FakeRunner:
         self.log.append("post")
         self.pending = header
 
+    def ask(self, header):
+        self.post(header)
+        return self.collect()
+
     def collect(self):
         self.log.append("collect")
         data = self.evaluation.generate(self.pending["args"])
