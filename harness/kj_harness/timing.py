@@ -54,8 +54,8 @@ DEFAULTS = {
     "warmup_calls": 0,
     "graph_below_ns": 10_000.0,
     # A graph batch also lasts at least this long on the device (0: the footprint alone sets
-    # it): a replay's start and end jitter by ~0.5 us whatever the batch, so a longer batch
-    # needs fewer samples for the same precision.
+    # it). A longer batch needs fewer samples for the same precision but lowers short kernels'
+    # medians (a replay's start-up shared by more calls; docs/timing.md), so it is off.
     "graph_sample_ns": 0.0,
     "launch_floor_ns": 3_000.0,
     "spin_us": 200.0,

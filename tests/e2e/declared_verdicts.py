@@ -294,6 +294,8 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
         problems.append(f"declared {declared}, got {verdict} — {reason}")
     if "reason" in found and found["reason"] not in reason:
         problems.append(f"the reason does not say '{found['reason']}': {reason}")
+    if "open-hole" in found and "max-speedup" not in found:
+        problems.append("`# open-hole:` without `# max-speedup:`: nothing says the hole is open")
     if "max-speedup" in found and verdict == "accepted":
         speedup = result.get("speedup")
         if not isinstance(speedup, (int, float)):
