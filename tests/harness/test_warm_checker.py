@@ -6,6 +6,7 @@ nothing a verdict depends on, whatever the reference does in it. Needs torch (ru
 harness interpreter)."""
 
 import os
+import shutil
 import sys
 import tempfile
 import textwrap
@@ -69,6 +70,7 @@ class FakeRunner:
 class WarmCheckerTest(unittest.TestCase):
     def evaluation(self, fail=None):
         task = tempfile.mkdtemp(prefix="kj-warm-checker-")
+        self.addCleanup(shutil.rmtree, task, True)
         with open(os.path.join(task, "reference.py"), "w") as f:
             f.write(REFERENCE.format(fail=fail))
         sys.modules.pop("reference", None)
