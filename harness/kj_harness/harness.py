@@ -18,12 +18,13 @@ import sys
 import time
 import traceback
 
-from . import compile_cache, cudaipc, guard, protocol, ranks, timing
+from . import compile_cache, cudaipc, guard, protocol, ranks, sealed, timing
 from .runner import child_main, describe_exception
 
 PROTOCOL_VERSION = 1
 MAX_OUTPUT_PAYLOAD = 8 << 30
 MIN_PAIRS = 16
+SEALED = "sealed"  # the runner that replays recorded calls
 RECHECK_BATCH = 8
 STARTED = time.monotonic()
 
@@ -243,6 +244,22 @@ class Evaluation:
             job["timing"] = {**job.get("timing", {}), "graph_below_ns": 0.0,
                              "warmup_calls": int(job.get("timing", {}).get("warmup_calls", 3))}
             self.settings = timing.settings_from(job["timing"])
+        self.sealed_why_not = self.sealed_unavailable()
+
+    def sealed_unavailable(self) -> str | None:
+        """Why this run's timed calls cannot be sealed (docs/sealed-timing.md); None if they
+        can be tried."""
+        if not self.device.startswith("cuda"):
+            return "no GPU"
+        if self.job["mode"] not in ("benchmark", "leaderboard"):
+            return f"mode {self.job['mode']}"
+        if not self.settings["sealed"]:
+            return "sealed timing is off for this run"
+        if self.ranks is not None:
+            return "a multi-rank run"
+        if sealed.shim_path() is None:
+            return "the recording shim is not preloaded"
+        return None
 
     # -- the problem --------------------------------------------------------------------------
 
@@ -346,6 +363,11 @@ class Evaluation:
         if alone:
             self.runners["reference"] = RunnerProcess("reference", self.device, self.generate,
                                                       self.job["task_dir"], group=group("reference"))
+        elif self.sealed_why_not is None:
+            # Sealed timing's runner: replays of the submission's recorded launches, timed here
+            # where no submission code runs (sealed.py).
+            self.runners[SEALED] = RunnerProcess(SEALED, self.device, self.generate,
+                                                 self.job["task_dir"])
         # After the forks: a runner forked while the watchdog thread ran would hang on its lock.
         timing.trace_when_profiling()
 
@@ -355,7 +377,7 @@ class Evaluation:
         self.load_failures: dict[str, RunnerGone] = {}
         for name, runner in self.runners.items():
             try:
-                runner.post({"cmd": "load", "entry": "reference" if name == "reference"
+                runner.post({"cmd": "load", "entry": name if name in ("reference", SEALED)
                              else "submission"})
             except RunnerGone as gone:
                 self.load_failures[name] = gone
@@ -570,8 +592,41 @@ class Evaluation:
         return {"samples": samples, "clocks": clocks, "infos": infos, "stop_reason": reason,
                 "prepare_s": prepare_s}
 
+    def seal(self, case: dict, secret: int | None) -> tuple[str, str, float]:
+        """Sealed timing's preparation for one case: the submission's runner records a call on
+        each of two fresh inputs, the recordings are compared here, and the sealed runner binds
+        the replay, whose output on a third input is checked here. Returns the runner to time
+        ("sealed", or "a": in process), why not sealed ("" when sealed), and the seconds spent.
+        Whatever goes wrong here times the case in process, as before; it never fails it."""
+        begin = time.monotonic()
+        if self.sealed_why_not is not None:
+            return "a", self.sealed_why_not, 0.0
+        draw = random.SystemRandom()
+        recorded = [timing.timed_args(case, draw.getrandbits(48), secret) for _ in range(2)]
+        reply, _ = self.runners["a"].ask({"cmd": "record", "args": recorded})
+        if not reply.get("ok"):
+            error = sanitize_error(reply.get("error"))
+            why = f"recording failed ({error['type']}: {error['message']})"
+            return "a", why[:300], time.monotonic() - begin
+        the_plan, reasons = sealed.examine(reply.get("recordings") or [])
+        if the_plan is None:
+            more = f" (+{len(reasons) - 2} more)" if len(reasons) > 2 else ""
+            return "a", ("; ".join(reasons[:2]) + more)[:300], time.monotonic() - begin
+        reply, _ = self.runners[SEALED].ask({"cmd": "bind", "plan": the_plan,
+                                             "images": str(reply.get("images", ""))})
+        if not reply.get("ok"):
+            error = sanitize_error(reply.get("error"))
+            why = f"the replay did not load ({error['type']}: {error['message']})"
+            return "a", why[:300], time.monotonic() - begin
+        checked = timing.timed_args(case, draw.getrandbits(48), secret)
+        fields = self.check_case(checked, SEALED)
+        if fields["status"] != "pass":
+            detail = fields.get("message") or str((fields.get("error") or {}).get("message", ""))
+            why = f"the replayed call failed the check ({detail.splitlines()[0] if detail else ''})"
+            return "a", why[:300], time.monotonic() - begin
+        return SEALED, "", time.monotonic() - begin
+
     def timed_benchmark(self, index: int, case: dict, phase: str, secret: int | None) -> bool:
-        names = ["a"]  # the reference is timed in a run of its own (run_reference)
         # Timed calls use seeds no file states (benchmark mode too): answers precomputed for the
         # task's public seeds match none of them. Drawn here, after the runner exists, so no
         # memory of the submission ever held it before its timing.
@@ -579,25 +634,41 @@ class Evaluation:
         if self.ranks is not None:
             salt = self.ranks.exchange(True, salt)[0]  # rank 0's: the ranks' inputs belong together
         args = timing.timed_args(case, salt, secret)
-        begin = time.monotonic()
-        result = self.time_rounds(names, args)
-        timed = time.monotonic()
-        if "failed" in result:
-            result.pop("failed")
-            self.report.emit("benchmark", index=index, phase=phase, **result)
+        seal_s = 0.0
+        try:
+            runner, why, seal_s = self.seal(case, secret)
+            # The reference is timed in a run of its own (run_reference).
+            outcome = self.time_and_recheck(runner, args)
+            if runner == SEALED and outcome[0] != "pass":
+                error = outcome[1].get("error") or {}
+                detail = outcome[1].get("message") or f"{error.get('type')}: {error.get('message')}"
+                why = f"the replay failed while timed ({detail.splitlines()[0][:200]})"
+        except RunnerGone as gone:
+            if gone.runner != SEALED:
+                raise
+            why = self.sealed_why_not = f"the sealed runner {gone.status}"
+            runner, outcome = "a", ("failed", {}, {})
+        if runner == SEALED and outcome[0] != "pass":
+            runner, outcome = "a", self.time_and_recheck("a", args)
+        if outcome[0] == "failed":
+            self.report.emit("benchmark", index=index, phase=phase, **outcome[1])
             return False
-        failure = self.recheck("a", args, self.settings["recheck"])
-        # Where the case's time went: the runner's preparation (warm-up, calibration, graph
-        # capture), the samples, the re-check of kept outputs.
-        seconds = {"timing": round(timed - begin, 4), "prepare": round(result["prepare_s"], 4),
-                   "recheck": round(time.monotonic() - timed, 4)}
-        if failure is not None:
-            self.report.emit("benchmark", index=index, phase=phase, **failure)
+        if outcome[0] == "recheck":
+            self.report.emit("benchmark", index=index, phase=phase, **outcome[1])
+            self.agree(False)
+            return False
+        if runner != SEALED and self.settings["require_sealed"] and self.device.startswith("cuda"):
+            self.report.emit("benchmark", index=index, phase=phase, status="fail", message=(
+                "this problem ranks only sealed timings (ranked_timing: sealed in its task.yml), "
+                f"and this case could not be sealed: {why}")[:4000])
             self.agree(False)
             return False
         self.agree(True)
-        info = result["infos"]["a"]
-        samples = result["samples"]["a"]
+        result, seconds = outcome[1], outcome[2]
+        if seal_s:
+            seconds["seal"] = round(seal_s, 4)
+        info = result["infos"][runner]
+        samples = result["samples"][runner]
         fields = {
             "status": "pass", "samples_ns": samples, "sm_clock_mhz": result["clocks"]["a"],
             "clock": str(info.get("clock"))[:32], "method": str(info.get("method"))[:32],
@@ -606,14 +677,37 @@ class Evaluation:
             "rechecked": self.rechecked,
             "recheck_path": "cuda_ipc" if self.recheck_ipc else "pipe",
             **({"recheck_ipc_problem": self.recheck_ipc_problem} if self.recheck_ipc_problem else {}),
-            "other_stream_samples": self.other_stream_samples.get("a", 0),
+            "other_stream_samples": self.other_stream_samples.get(runner, 0),
             "seconds": seconds,
+            # Where the samples were taken: a replay in the sealed runner, or the submission's
+            # own process; on a GPU, why not sealed.
+            "timing": "sealed" if runner == SEALED else "in_process",
+            **({"timing_note": why} if runner != SEALED and self.device.startswith("cuda") else {}),
         }
         # The salt, now that the timing is over, for the judge only: the reference, timed alone
         # after this run, is timed on these same inputs (run_reference).
         fields["salt"] = salt
         self.report.emit("benchmark", index=index, phase=phase, **fields)
         return True
+
+    def time_and_recheck(self, runner: str, args: dict) -> tuple[str, dict, dict]:
+        """One runner timed on `args` (time_rounds), then a sample of its kept outputs
+        re-checked. Returns ("pass", time_rounds' result, seconds), or ("failed", fields) when
+        the timing failed, or ("recheck", fields) when a re-checked output was wrong."""
+        begin = time.monotonic()
+        result = self.time_rounds([runner], args)
+        timed = time.monotonic()
+        if "failed" in result:
+            result.pop("failed")
+            return "failed", result, {}
+        failure = self.recheck(runner, args, self.settings["recheck"])
+        if failure is not None:
+            return "recheck", failure, {}
+        # Where the case's time went: the runner's preparation (warm-up, calibration, graph
+        # capture), the samples, the re-check of kept outputs.
+        return "pass", result, {"timing": round(timed - begin, 4),
+                                "prepare": round(result["prepare_s"], 4),
+                                "recheck": round(time.monotonic() - timed, 4)}
 
     def run_benchmarks(self, cases: list[dict], phase: str, timed: bool = True,
                        secret: int | None = None) -> bool:

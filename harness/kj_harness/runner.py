@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from . import guard, protocol, ranks, timing
+from . import guard, protocol, ranks, sealed, timing
 
 COMPILE_ERRORS = (SyntaxError, ImportError)
 
@@ -45,6 +45,8 @@ class Runner:
         self.guard: guard.TimerGuard | None = None  # set when a submission (not the reference) loads
         self.language: guard.KernelLanguage | None = None
         self.ipc_hold: list = []  # tensors whose IPC handles the harness may still be copying
+        self.recorded: list = []  # inputs and outputs of the calls being recorded
+        self.modules: dict = {}  # sealed runner: code images loaded, by SHA-256
 
     def check_guard(self, when: str) -> None:
         if self.guard is not None:
@@ -86,6 +88,9 @@ class Runner:
             except BaseException as exc:  # noqa: BLE001
                 self.reply_error(exc)
                 return
+        if entry == "sealed":  # replays of recorded calls (`bind`); no submission code here
+            protocol.send(self.reply_fd, {"ok": True})
+            return
         if entry == "reference":  # the reference timed like a submission, for the speedup
             self.custom_kernel = importlib.import_module("reference").ref_kernel
             protocol.send(self.reply_fd, {"ok": True})
@@ -240,6 +245,63 @@ class Runner:
             torch.cuda.synchronize()
         self.send_output({"count": len(indices)}, outputs, ipc)
 
+    def record(self, args_list: list) -> None:
+        """Sealed timing: one call on each of `args_list`'s inputs with the preloaded shim
+        recording what reaches the GPU (sealed.py). The harness compares the recordings and
+        has the sealed runner replay them; nothing said here is trusted for the ranking."""
+        import tempfile
+
+        import torch
+
+        self.recorded = []
+        try:
+            recorder = sealed.Recorder(sealed.shim_path() or "")
+            directory = tempfile.mkdtemp(prefix="kj-record-")
+            images = os.path.join(directory, "images")
+            self.check_guard("before a recorded call")
+            self.custom_kernel(self.call_inputs(args_list[0]))  # compiled, tuned: nothing new
+            recordings = []
+            for k, args in enumerate(args_list):
+                data = self.call_inputs(args)
+                torch.cuda.synchronize()
+                path = os.path.join(directory, f"{k}.jsonl")
+                recorder.begin(path, images)
+                try:
+                    output = self.custom_kernel(data)
+                    torch.cuda.synchronize()
+                finally:
+                    recorder.end()
+                self.recorded.append((data, output))  # alive: the next call's buffers lie elsewhere
+                recordings.append({"jsonl": sealed.read_text(path),
+                                   "structure": sealed.structure(torch, output),
+                                   "tensors": {"input": sealed.describe(torch, data),
+                                               "output": sealed.describe(torch, output)}})
+            self.check_guard("during a recorded call")
+            self.recorded = []
+            self.release_cached_memory()
+        except guard.Tampered as exc:
+            self.reply_tampered(exc)
+            return
+        except BaseException as exc:  # noqa: BLE001
+            self.reply_error(exc)
+            return
+        protocol.send(self.reply_fd, {"ok": True, "recordings": recordings, "images": images})
+
+    def bind(self, the_plan: dict, image_dir: str) -> None:
+        """The sealed runner: `custom_kernel` becomes the replay of `the_plan`."""
+        try:
+            import torch
+
+            self.custom_kernel = None
+            self.session = None
+            torch.cuda.synchronize()
+            self.custom_kernel = sealed.ReplayKernel(torch, sealed.Driver(), the_plan, image_dir,
+                                                     self.modules)
+        except BaseException as exc:  # noqa: BLE001
+            self.reply_error(exc)
+            return
+        protocol.send(self.reply_fd, {"ok": True})
+
     def kept(self) -> None:
         protocol.send(self.reply_fd, {"ok": True, "kept": sorted(self.session.kept_outputs)
                                       if self.session is not None else []})
@@ -261,6 +323,10 @@ class Runner:
                 self.sample(int(command["iteration"]))
             elif name == "kept":
                 self.kept()
+            elif name == "record":
+                self.record(command["args"])
+            elif name == "bind":
+                self.bind(command["plan"], str(command["images"]))
             elif name == "outputs":
                 self.send_outputs(command["indices"], command.get("ipc") is True)
             else:

@@ -62,6 +62,12 @@ DEFAULTS = {
     "keep_output_bytes": 2 << 30,
     "recheck": 1,  # timed outputs re-checked after timing; 0: every kept one
     "recheck_ipc": 1,  # on a GPU, outputs reach the checker as CUDA IPC handles (checks, re-checks)
+    # On a GPU, timed calls are replays of the submission's recorded launches in a runner that
+    # holds no submission code (sealed.py); 0: timed in the submission's own process.
+    "sealed": 1,
+    # 1: a timed case that cannot be sealed fails instead of being timed in process (a problem's
+    # `ranked_timing: sealed`, for ranked runs on a GPU).
+    "require_sealed": 0,
 }
 
 
