@@ -548,7 +548,7 @@ def build_shim(into: str) -> str:
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     out = os.path.join(into, "kj_record_shim.so")
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC", f"-I{cuda}/include",
-                    os.path.join(HERE, "record_shim.c"), "-o", out, "-ldl", "-lpthread"],
+                    os.path.join(HERE, "..", "..", "harness", "sealed", "record_shim.c"), "-o", out, "-ldl", "-lpthread"],
                    check=True)
     return out
 

@@ -432,6 +432,10 @@ class Harness {
                        ",\"stop_reason\":" + json_string(run.stop) + ",\"at_launch_floor\":" +
                        (sorted[sorted.size() / 2] < s.launch_floor_ns ? "true" : "false") +
                        ",\"rechecked\":" + std::to_string(run.rechecked) +
+                       // Sealed timing replays a Python submission's launches elsewhere; a
+                       // program is timed where it runs (docs/sealed-timing.md).
+                       ",\"timing\":\"in_process\",\"timing_note\":\"a lang: cu program is "
+                       "timed in its own process\"" +
                        ",\"seconds\":{\"timing\":" + json_number(seconds_since(begin)) + "}" +
                        ",\"salt\":" + std::to_string(salt));
       return true;

@@ -20,11 +20,13 @@ Corpus files may add directives on the comment lines after line 1:
   `# reason: <text>`      the verdict's reason must contain <text>;
   `# max-speedup: <x>`    an accepted run must not be more than x times faster than the reference
                           timed beside it (a faked time would be);
-  `# open-hole: <why>`    a hole of in-process timing that is still open (docs/security.md,
-                          "What cannot hold"): the file must get its declared verdict and be
-                          ranked *more* than its `# max-speedup:` faster than the reference, which
-                          proves the attack still works; once the timer leaves the submission's
-                          process the directive goes and the bound must hold;
+  `# open-hole: <why>`    a hole of in-process timing (docs/security.md, "What cannot hold"):
+                          where the run was timed in the submission's process (every benchmark's
+                          `timing` is in_process: a CPU, or sealing off), the file must get its
+                          declared verdict and be ranked *more* than its `# max-speedup:` faster
+                          than the reference, which proves the attack still works there; where
+                          every benchmark was sealed (a GPU), the bound must hold, which proves
+                          sealed timing closes it;
   `# alone: <why>`        judged with nothing else beside it: no other run of this script, and
                           in ctest no other test (e2e_hostile_alone is RUN_SERIAL). A file that
                           declares `# max-speedup:` runs alone too: load beside it skews the
@@ -121,6 +123,12 @@ def directives(path):
                 found.setdefault(key.strip(), value.strip())
     found["expect"] = first.split("expect:", 1)[1].strip() if "expect:" in first else None
     return found
+
+
+def all_sealed(result: dict) -> bool:
+    """Every timed benchmark of the run was a sealed replay (docs/sealed-timing.md)."""
+    timed = [b for b in result.get("benchmarks") or [] if b.get("samples_ns")]
+    return bool(timed) and all(b.get("timing") == "sealed" for b in timed)
 
 
 def wants_gpu(extra):
@@ -300,7 +308,7 @@ def check_file(kj, problem, name, path, found, extra, fail_on_flags, runs):
         speedup = result.get("speedup")
         if not isinstance(speedup, (int, float)):
             problems.append("no speedup over the reference was reported")
-        elif "open-hole" in found:
+        elif "open-hole" in found and not all_sealed(result):
             if speedup <= float(found["max-speedup"]):
                 problems.append(f"an open hole that no longer gets through: {speedup:.1f}x, not "
                                 f"more than {found['max-speedup']}x (remove `# open-hole:` if "
