@@ -125,6 +125,7 @@ nlohmann::json environment_facts(const judge::Environment& environment, std::uin
           {"memory_mib", memory_mib},
           {"variables", environment.env},
           {"binds", binds},
+          {"record_shim", environment.record_shim.string()},
           {"wrapper", environment.wrapper}};
 }
 

@@ -74,6 +74,7 @@ nlohmann::json to_json(const EvalCall& call) {
             {"max_time_s", o.caps.max_time_s ? nlohmann::json(*o.caps.max_time_s) : nullptr},
             {"min_time_s", o.caps.min_time_s ? nlohmann::json(*o.caps.min_time_s) : nullptr},
             {"precision", o.caps.precision ? nlohmann::json(*o.caps.precision) : nullptr},
+            {"in_process_timing", o.caps.in_process},
             {"only_case", o.only_case},
             {"no_reference", o.no_reference},
             {"no_screen", o.no_screen},
@@ -104,6 +105,8 @@ EvalCall eval_call_from_json(const nlohmann::json& json) {
     options.caps.min_time_s = o.at("min_time_s").get<double>();
   if (o.contains("precision") && !o.at("precision").is_null())
     options.caps.precision = o.at("precision").get<double>();
+  if (o.contains("in_process_timing") && o.at("in_process_timing").is_boolean())
+    options.caps.in_process = o.at("in_process_timing").get<bool>();
   options.only_case = o.at("only_case").get<int>();
   options.no_reference = o.at("no_reference").get<bool>();
   options.no_screen = o.at("no_screen").get<bool>();

@@ -24,13 +24,15 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
 
 // --max-repeats and --max-time: timing caps over the device's defaults
-// (kj::judge::default_timing: short on a CPU), and --min-time, the stopping rule's minimum
-// (docs/timing.md); the same for every command that times.
+// (kj::judge::default_timing: short on a CPU), --min-time, the stopping rule's minimum
+// (docs/timing.md), and --in-process-timing, the clock in the submission's own process instead
+// of a sealed replay (docs/sealed-timing.md); the same for every command that times.
 struct TimingCaps {
   std::optional<int> max_samples;
   std::optional<double> max_time_s;
   std::optional<double> min_time_s;
   std::optional<double> precision;
+  bool in_process = false;  // the harness's "sealed": 0
 
   void add_to(CLI::App* app, const std::string& per = "case") {
     app->add_option("--max-repeats", max_samples,
@@ -50,6 +52,9 @@ struct TimingCaps {
                     "stopping rule stops sampling a " +
                         per + " (default 0.001)")
         ->check(CLI::Range(1e-6, 0.1));
+    app->add_flag("--in-process-timing", in_process,
+                  "timing: time the submission in its own process, as before sealed timing "
+                  "(docs/sealed-timing.md)");
   }
   // `settings` with the caps given on the command line written over it.
   nlohmann::json over(nlohmann::json settings) const {
@@ -57,6 +62,7 @@ struct TimingCaps {
     if (max_time_s) settings["max_seconds"] = *max_time_s;
     if (min_time_s) settings["min_seconds"] = *min_time_s;
     if (precision) settings["target_rel_sem"] = *precision;
+    if (in_process) settings["sealed"] = 0;
     return settings;
   }
 };

@@ -123,6 +123,30 @@ bool is_under(const fs::path& path, const fs::path& dir) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
+// Sealed timing's recording shim for a run on `device`: $KJ_RECORD_SHIM when set (`off` or empty:
+// none), else libkj_record.so beside the kj executable when it is there. A $KJ_RECORD_SHIM that
+// names no file is an error on every device, so a server started with a bad one fails at once.
+fs::path find_record_shim(const std::string& device) {
+  if (const char* env = std::getenv("KJ_RECORD_SHIM"); env != nullptr) {
+    const std::string value = env;
+    if (value.empty() || value == "off") return {};
+    std::error_code ec;
+    if (!fs::is_regular_file(value, ec)) {
+      throw std::runtime_error("KJ_RECORD_SHIM=" + value +
+                               " is not a file (the recording shim of sealed timing, "
+                               "libkj_record.so; unset it to use the one beside kj, or set it to "
+                               "off to time in process)");
+    }
+    return device == "cpu" ? fs::path() : fs::absolute(value);
+  }
+  if (device == "cpu") return {};
+  const fs::path exe = self_executable();
+  if (exe.empty()) return {};
+  const fs::path beside = exe.parent_path() / "libkj_record.so";
+  std::error_code ec;
+  return fs::is_regular_file(beside, ec) ? beside : fs::path();
+}
+
 void add_bind(std::vector<sandbox::Bind>& binds, const fs::path& path) {
   if (path.empty() || !fs::exists(path)) return;
   for (const auto& b : binds) {
@@ -147,6 +171,7 @@ Environment discover_environment(const std::optional<std::string>& python,
                            device.find_first_not_of("0123456789", 5) == std::string::npos)) {
     throw std::runtime_error("device must be cpu or cuda:N, got '" + device + "'");
   }
+  env.record_shim = find_record_shim(device);
   std::string interpreter = python.value_or("");
   if (interpreter.empty()) {
     const char* from_env = std::getenv("KJ_PYTHON");
@@ -231,6 +256,12 @@ Environment discover_environment(const std::optional<std::string>& python,
     env.env.emplace_back("TRITON_INTERPRET=1");
     env.env.emplace_back("CUDA_VISIBLE_DEVICES=");
   }
+  // Sealed timing (docs/sealed-timing.md): the harness records the submission's launches through
+  // the shim, bound at kRecordShimMount by harness_sandbox.
+  if (!env.record_shim.empty()) {
+    env.env.push_back(std::string("LD_PRELOAD=") + kRecordShimMount);
+    env.env.push_back(std::string("KJ_RECORD_SHIM=") + kRecordShimMount);
+  }
   // Host settings the toolchain needs (library paths, CPU quirks); nothing secret is passed.
   for (const char* name :
        {"LD_LIBRARY_PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_HOME", "CUDA_PATH",
@@ -253,6 +284,10 @@ sandbox::Spec harness_sandbox(const Environment& environment) {
   spec.env = environment.env;
   spec.binds = environment.binds;
   spec.binds.push_back({environment.harness_dir.string(), kHarnessMount, false, false});
+  // Here, not in `binds`: the lang: cu programs' sandboxes (cuda.cpp) take `binds` and get no
+  // shim.
+  if (!environment.record_shim.empty())
+    spec.binds.push_back({environment.record_shim.string(), kRecordShimMount, false, false});
   spec.devices = gpu_device_nodes(environment.device);
   return spec;
 }
@@ -298,6 +333,11 @@ nlohmann::json harness_job(const EvalRequest& request, bool gpu) {
   // so every call is equally likely to be among them), not just one.
   if (request.mode == Mode::leaderboard && !job["timing"].contains("recheck")) {
     job["timing"]["recheck"] = kRankedRechecks;
+  }
+  // task.yml's ranked_timing: sealed: a ranked benchmark the harness cannot time sealed fails.
+  // On a CPU there is no sealed timing: the result says in_process, with the harness's note.
+  if (problem.ranked_timing == "sealed" && request.mode == Mode::leaderboard && gpu) {
+    job["timing"]["require_sealed"] = 1;
   }
   if (request.mode == Mode::compare) {
     job["submission_dirs"] = {kTaskMount, kTaskBMount};

@@ -51,12 +51,22 @@ struct Environment {
   // Multi-rank (multi_gpu) problems on a GPU host: the GPUs reserved for the run, one per rank
   // ("cuda:N"); empty means `device` alone. A CPU run puts every rank on the CPU.
   std::vector<std::string> rank_devices;
+  // Sealed timing's recording shim on the host (docs/sealed-timing.md); empty: none. On a GPU,
+  // harness_sandbox binds it read-only at kRecordShimMount, and `env` holds LD_PRELOAD and
+  // KJ_RECORD_SHIM naming it there. Never on a CPU.
+  std::filesystem::path record_shim;
 };
+
+// Where the recording shim is inside the sandbox.
+inline constexpr const char* kRecordShimMount = "/kj/lib/libkj_record.so";
 
 // Finds the interpreter (explicit path, else $KJ_PYTHON, else python3 on PATH) and the harness
 // (explicit, else $KJ_HARNESS_DIR, else harness/ beside or above the kj executable), asks the
-// interpreter for its prefixes, and prepares binds and environment for `device`.
-// Throws std::runtime_error with a message saying what is missing.
+// interpreter for its prefixes, and prepares binds and environment for `device`. On a GPU it
+// also finds the recording shim: $KJ_RECORD_SHIM (a path; `off` or empty: none), else
+// libkj_record.so beside the kj executable, else none (the harness then times in process).
+// Throws std::runtime_error with a message saying what is missing, $KJ_RECORD_SHIM naming a
+// file that does not exist included (on any device).
 Environment discover_environment(const std::optional<std::string>& python,
                                  const std::optional<std::string>& harness_dir,
                                  const std::string& device);
@@ -91,7 +101,8 @@ class GpuLease {
 };
 
 // The sandbox every harness run starts from: the environment's binds and variables, the harness
-// bound where the environment's PYTHONPATH expects it, and the device's GPU nodes. The caller
+// bound where the environment's PYTHONPATH expects it, the recording shim where the environment's
+// LD_PRELOAD expects it (when it has one), and the device's GPU nodes. The caller
 // adds the command, its task and the limits (an evaluation; the bootstrap's PyTorch probe).
 sandbox::Spec harness_sandbox(const Environment& environment);
 
@@ -135,6 +146,8 @@ struct CaseResult {
   int rechecked = 0;                 // timed outputs re-checked after timing
   std::string recheck_path;          // how they reached the checker: cuda_ipc or pipe
   int other_stream_samples = 0;      // samples where the call left work on another stream
+  std::string timing;                // who timed it: sealed or in_process; empty: not said
+  std::string timing_note;           // in_process: why not sealed, one line
   std::vector<double> sm_clock_mhz;  // per sample; empty when NVML was unavailable
   double median_clock_mhz = 0;
   bench::Summary summary;

@@ -311,6 +311,12 @@ EvalResult evaluate_profile(const EvalRequest& request, const Environment& envir
     }
   }
   wrapped.env.emplace_back("KJ_PROFILE=1");
+  // No recording shim under ncu: its own injection hooks the driver, and the one profiled call
+  // is not a ranked time (the harness then times in process).
+  wrapped.record_shim.clear();
+  std::erase_if(wrapped.env, [](const std::string& variable) {
+    return variable.starts_with("LD_PRELOAD=") || variable.starts_with("KJ_RECORD_SHIM=");
+  });
   // Under ncu's process tracking, a child process started from the runner was seen stuck before
   // its exec (Triton's `ldconfig -p`, looking for libcuda). Where libcuda is, Triton is told.
   const bool libcuda_given = std::any_of(wrapped.env.begin(), wrapped.env.end(), [](const auto& e) {

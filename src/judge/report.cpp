@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "judge/detail/text.h"
 #include "judge/judge.h"
 
 namespace kj::judge {
@@ -37,6 +38,8 @@ nlohmann::json case_json(const CaseResult& c, bool benchmark) {
     out["rechecked"] = c.rechecked;
     if (!c.recheck_path.empty()) out["recheck_path"] = c.recheck_path;
     out["other_stream_samples"] = c.other_stream_samples;
+    if (!c.timing.empty()) out["timing"] = c.timing;
+    if (!c.timing_note.empty()) out["timing_note"] = c.timing_note;
     out["sm_clock_mhz"] = c.sm_clock_mhz;
     out["summary"] = summary_json(c.summary);
     if (c.median_clock_mhz > 0) {
@@ -112,6 +115,11 @@ std::string benchmark_table(const std::vector<CaseResult>& benchmarks) {
       if (c.other_stream_samples > 0) {
         notes << label << c.other_stream_samples
               << " samples left work on other streams: timed until the device was idle\n";
+      }
+      if (c.timing == "in_process" && !c.timing_note.empty()) {
+        const std::string_view note = c.timing_note;
+        notes << label << "timed in process: " << detail::cut(note.substr(0, note.find('\n')), 200)
+              << "\n";
       }
     }
     if (!pass && !c.message.empty()) notes << indent(c.message, label);

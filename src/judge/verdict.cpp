@@ -97,6 +97,8 @@ CaseResult case_from(const nlohmann::json& event) {
   result.rechecked = integer(event, "rechecked", 0);
   result.recheck_path = str(event, "recheck_path");
   result.other_stream_samples = integer(event, "other_stream_samples", 0);
+  result.timing = str(event, "timing");
+  result.timing_note = str(event, "timing_note");
   if (event.contains("seconds") && event["seconds"].is_object()) {
     for (const auto& [key, value] : event["seconds"].items()) {
       if (value.is_number()) result.seconds[key] = value.get<double>();

@@ -266,11 +266,11 @@ Problem load(const fs::path& dir_in) {
   if (!root.IsMap()) throw ProblemError(task_file, 1, "", "task.yml must be a mapping");
 
   static const std::set<std::string> known = {
-      "files",          "lang",      "description",  "config",
-      "templates",      "tests",     "benchmarks",   "ranking_by",
-      "seed",           "multi_gpu", "test_timeout", "benchmark_timeout",
-      "ranked_timeout", "gpus",      "libraries",    "kernel_language",
-      "cpu_benchmarks"};
+      "files",          "lang",         "description",  "config",
+      "templates",      "tests",        "benchmarks",   "ranking_by",
+      "seed",           "multi_gpu",    "test_timeout", "benchmark_timeout",
+      "ranked_timeout", "gpus",         "libraries",    "kernel_language",
+      "cpu_benchmarks", "ranked_timing"};
   for (const auto& kv : root) {
     const std::string key = reader.scalar(kv.first, "task.yml");
     if (!known.contains(key)) {
@@ -353,6 +353,25 @@ Problem load(const fs::path& dir_in) {
         problem.kernel_language != "cuda") {
       reader.fail(language, "kernel_language",
                   "expected any, triton or cuda, got \"" + problem.kernel_language + "\"");
+    }
+  }
+  if (const YAML::Node timing = root["ranked_timing"]; timing) {
+    problem.ranked_timing = reader.scalar(timing, "ranked_timing");
+    if (problem.ranked_timing != "any" && problem.ranked_timing != "sealed") {
+      reader.fail(timing, "ranked_timing",
+                  "expected any or sealed, got \"" + problem.ranked_timing + "\"");
+    }
+    // Sealed replay covers one Python process's launches: a lang: cu program and a multi-rank
+    // run are always timed in process, so every ranked benchmark of theirs would fail.
+    if (problem.ranked_timing == "sealed" && problem.lang == "cu") {
+      reader.fail(timing, "ranked_timing",
+                  "sealed cannot apply to a lang: cu problem (its program is timed in its own "
+                  "process)");
+    }
+    if (problem.ranked_timing == "sealed" && problem.multi_gpu) {
+      reader.fail(timing, "ranked_timing",
+                  "sealed cannot apply to a multi_gpu problem (multi-rank runs are timed in "
+                  "process)");
     }
   }
   if (!root["tests"]) throw ProblemError(task_file, 0, "tests", "required field is missing");

@@ -72,6 +72,11 @@ struct Problem {
   // kerneljudge's extension (`kernel_language:` in task.yml): any, triton or cuda. Other than
   // any, a submission must be a kernel in that language, not PyTorch calls or the reference.
   std::string kernel_language = "any";
+  // kerneljudge's extension (`ranked_timing:` in task.yml): any or sealed. sealed: on a GPU, a
+  // ranked benchmark the harness cannot time by sealed replay fails instead of being timed in
+  // the submission's process (docs/sealed-timing.md). Not with lang: cu or multi_gpu, which
+  // are never sealed.
+  std::string ranked_timing = "any";
   std::vector<std::string> gpus;
   std::vector<std::string> warnings;  // unknown keys and the like: shown, not fatal
 

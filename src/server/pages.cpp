@@ -565,7 +565,8 @@ class Pages {
     const auto benchmarks = result.value("benchmarks", json::array());
     if (!benchmarks.empty()) {
       out << "<table class=\"benchmarks\"><tr><th>benchmark</th><th>arguments</th><th>status</th>"
-             "<th>median</th><th>IQR</th><th>n</th><th>clock</th><th>speedup</th></tr>";
+             "<th>median</th><th>IQR</th><th>n</th><th>clock</th><th>timing</th><th>speedup</th>"
+             "</tr>";
       for (const auto& b : benchmarks) {
         const json summary = b.value("summary", json::object());
         out << "<tr><td class=\"num\">" << number_or_dash(b.value("index", json()), "%.0f")
@@ -574,7 +575,10 @@ class Pages {
             << seconds_or_dash(summary.value("median_ns", json())) << "</td><td class=\"num\">"
             << seconds_or_dash(summary.value("iqr_ns", json())) << "</td><td class=\"num\">"
             << number_or_dash(summary.value("n", json()), "%.0f") << "</td><td>"
-            << escape_html(b.value("clock", "")) << "</td><td class=\"num\">"
+            << escape_html(b.value("clock", ""))
+            // sealed or in_process (docs/sealed-timing.md), and why not sealed on hover.
+            << "</td><td title=\"" << escape_html(b.value("timing_note", "")) << "\">"
+            << escape_html(b.value("timing", "")) << "</td><td class=\"num\">"
             << (b.value("speedup", json()).is_number()
                     ? bench::format_speedup(b["speedup"].get<double>())
                     : std::string("–"))

@@ -609,6 +609,7 @@ struct Server::State {
       out["benchmarks"] = problem.benchmarks.size();
       out["ranking_by"] = problem::to_string(problem.ranking_by);
       out["kernel_language"] = problem.kernel_language;
+      out["ranked_timing"] = problem.ranked_timing;
     } catch (const std::exception& e) {
       out["problem_error"] = e.what();
     }

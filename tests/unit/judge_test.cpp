@@ -2,6 +2,15 @@
 #include "judge/judge.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "judge/detail/harness_run.h"
 
 using kj::judge::Mode;
 using kj::judge::Verdict;
@@ -164,6 +173,217 @@ TEST(Verdict, BenchmarkScoreIsRankingOfMedians) {
   ASSERT_TRUE(r.score_ns);
   EXPECT_NEAR(*r.score_ns, std::sqrt(2.0 * 8.5), 1e-9);
   EXPECT_DOUBLE_EQ(r.benchmarks[1].summary.median, 8.5);
+}
+
+// Sealed timing (docs/sealed-timing.md): the harness says per benchmark who timed it, and why
+// not sealed; both reach the JSON report, and the text report shows the reason.
+TEST(Report, WhoTimedABenchmarkIsKept) {
+  const auto r = kj::judge::decide(
+      clean_exit(),
+      events(
+          {R"({"event":"benchmark","index":0,"status":"pass","samples_ns":[1,2,3],"timing":"sealed"})",
+           R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8],"timing":"in_process","timing_note":"a launch depends on input values"})",
+           kDone}),
+      Mode::benchmark, two_tests());
+  EXPECT_EQ(r.verdict, Verdict::accepted);
+  ASSERT_EQ(r.benchmarks.size(), 2u);
+  EXPECT_EQ(r.benchmarks[0].timing, "sealed");
+  EXPECT_EQ(r.benchmarks[0].timing_note, "");
+  EXPECT_EQ(r.benchmarks[1].timing, "in_process");
+  EXPECT_EQ(r.benchmarks[1].timing_note, "a launch depends on input values");
+  const json out = kj::judge::to_json(r);
+  EXPECT_EQ(out["benchmarks"][0]["timing"], "sealed");
+  EXPECT_FALSE(out["benchmarks"][0].contains("timing_note"));
+  EXPECT_EQ(out["benchmarks"][1]["timing"], "in_process");
+  EXPECT_EQ(out["benchmarks"][1]["timing_note"], "a launch depends on input values");
+  const std::string text = kj::judge::render_text(r, false);
+  EXPECT_NE(text.find("bench 1: timed in process: a launch depends on input values"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("bench 0: timed"), std::string::npos) << text;
+
+  // A harness that says nothing (before sealed timing): no field, no note.
+  const auto older = kj::judge::decide(
+      clean_exit(),
+      events({R"({"event":"benchmark","index":0,"status":"pass","samples_ns":[1,2,3]})",
+              R"({"event":"benchmark","index":1,"status":"pass","samples_ns":[8,9,8]})", kDone}),
+      Mode::benchmark, two_tests());
+  const json plain = kj::judge::to_json(older);
+  EXPECT_FALSE(plain["benchmarks"][0].contains("timing"));
+  EXPECT_FALSE(plain["benchmarks"][0].contains("timing_note"));
+  // Tests are not timed: no timing field there even when an event carried one.
+  const auto tested = kj::judge::decide(
+      clean_exit(),
+      events(
+          {kStart,
+           R"({"event":"test","index":0,"status":"pass","timing":"in_process","timing_note":"x"})",
+           kPass1, kDone}),
+      Mode::test, two_tests());
+  EXPECT_FALSE(kj::judge::to_json(tested)["tests"][0].contains("timing"));
+}
+
+// task.yml's ranked_timing: sealed asks the harness to fail a ranked benchmark it cannot time
+// sealed: in leaderboard mode on a GPU only. --in-process-timing's "sealed": 0 passes through.
+TEST(HarnessJob, RequireSealedOnlyForRankedRunsOnAGpu) {
+  auto problem = two_tests();
+  kj::judge::EvalRequest request;
+  request.problem = &problem;
+  request.timing = {{"max_samples", 10}, {"sealed", 0}};
+  const auto required = [&](Mode mode, bool gpu) {
+    request.mode = mode;
+    const json job = kj::judge::detail::harness_job(request, gpu);
+    EXPECT_EQ(job["timing"]["sealed"], 0);
+    EXPECT_EQ(job["timing"]["max_samples"], 10);
+    return job["timing"].contains("require_sealed") ? job["timing"]["require_sealed"].get<int>()
+                                                    : 0;
+  };
+  for (const Mode mode : {Mode::test, Mode::benchmark, Mode::leaderboard, Mode::compare}) {
+    EXPECT_EQ(required(mode, true), 0) << kj::judge::to_string(mode);
+    EXPECT_EQ(required(mode, false), 0) << kj::judge::to_string(mode);
+  }
+  problem.ranked_timing = "sealed";
+  EXPECT_EQ(required(Mode::leaderboard, true), 1);
+  EXPECT_EQ(required(Mode::leaderboard, false), 0);  // a CPU has no sealed timing
+  for (const Mode mode : {Mode::test, Mode::benchmark, Mode::compare}) {
+    EXPECT_EQ(required(mode, true), 0) << kj::judge::to_string(mode);
+  }
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Sets (or unsets, with nullopt) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+kj::judge::Environment environment_on(const std::string& device) {
+  return kj::judge::discover_environment(std::nullopt,
+                                         (fs::path(KJ_SOURCE_DIR) / "harness").string(), device);
+}
+
+bool has_variable(const kj::judge::Environment& environment, const std::string& prefix) {
+  for (const auto& variable : environment.env)
+    if (variable.starts_with(prefix)) return true;
+  return false;
+}
+
+std::optional<kj::sandbox::Bind> shim_bind(const kj::judge::Environment& environment) {
+  for (const auto& bind : kj::judge::harness_sandbox(environment).binds)
+    if (bind.target == kj::judge::kRecordShimMount) return bind;
+  return std::nullopt;
+}
+
+// A stand-in for libkj_record.so (discover_environment only checks that it is a file).
+class FakeShim {
+ public:
+  FakeShim() {
+    std::string pattern = (fs::temp_directory_path() / "kj-shim-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
+    std::ofstream(path()) << "not really a library\n";
+  }
+  ~FakeShim() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  FakeShim(const FakeShim&) = delete;
+  FakeShim& operator=(const FakeShim&) = delete;
+  fs::path path() const { return dir_ / "libkj_record.so"; }
+  fs::path dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+};
+
+}  // namespace
+
+// The recording shim: on a GPU bound read-only at /kj/lib and preloaded; never on a CPU.
+// discover_environment checks no GPU, so "cuda:0" works on a host without one.
+TEST(Environment, RecordShimOnAGpuOnly) {
+  const FakeShim shim;
+  const ScopedEnv given("KJ_RECORD_SHIM", shim.path().string());
+  const auto gpu = environment_on("cuda:0");
+  EXPECT_EQ(gpu.record_shim, shim.path());
+  EXPECT_TRUE(has_variable(gpu, "LD_PRELOAD=/kj/lib/libkj_record.so"));
+  EXPECT_TRUE(has_variable(gpu, "KJ_RECORD_SHIM=/kj/lib/libkj_record.so"));
+  const auto bind = shim_bind(gpu);
+  ASSERT_TRUE(bind);
+  EXPECT_EQ(bind->source, shim.path().string());
+  EXPECT_FALSE(bind->writable);
+  // Not among the binds the lang: cu programs' sandboxes take (cuda.cpp).
+  for (const auto& b : gpu.binds) EXPECT_NE(b.target, kj::judge::kRecordShimMount);
+
+  const auto cpu = environment_on("cpu");
+  EXPECT_TRUE(cpu.record_shim.empty());
+  EXPECT_FALSE(has_variable(cpu, "LD_PRELOAD="));
+  EXPECT_FALSE(has_variable(cpu, "KJ_RECORD_SHIM="));
+  EXPECT_FALSE(shim_bind(cpu));
+}
+
+TEST(Environment, RecordShimOffOrMissing) {
+  {
+    for (const char* off : {"off", ""}) {
+      const ScopedEnv given("KJ_RECORD_SHIM", std::string(off));
+      const auto gpu = environment_on("cuda:0");
+      EXPECT_TRUE(gpu.record_shim.empty()) << off;
+      EXPECT_FALSE(has_variable(gpu, "LD_PRELOAD=")) << off;
+      EXPECT_FALSE(shim_bind(gpu)) << off;
+    }
+  }
+  {
+    // Unset: the one beside the running executable (build/libkj_record.so beside this test
+    // when the shim was built), else none.
+    const ScopedEnv unset("KJ_RECORD_SHIM", std::nullopt);
+    const fs::path beside = fs::read_symlink("/proc/self/exe").parent_path() / "libkj_record.so";
+    const auto gpu = environment_on("cuda:0");
+    if (fs::is_regular_file(beside)) {
+      EXPECT_EQ(gpu.record_shim, beside);
+      EXPECT_TRUE(has_variable(gpu, "LD_PRELOAD=/kj/lib/libkj_record.so"));
+    } else {
+      EXPECT_TRUE(gpu.record_shim.empty());
+      EXPECT_FALSE(has_variable(gpu, "LD_PRELOAD="));
+    }
+    EXPECT_FALSE(has_variable(environment_on("cpu"), "LD_PRELOAD="));
+  }
+  {
+    // A path that is not a file is bad input, said plainly (on a CPU too: kj serve checks its
+    // environment on the CPU at start).
+    const FakeShim shim;
+    for (const fs::path& bad : {shim.dir() / "missing.so", shim.dir()}) {
+      const ScopedEnv given("KJ_RECORD_SHIM", bad.string());
+      for (const char* device : {"cuda:0", "cpu"}) {
+        try {
+          environment_on(device);
+          ADD_FAILURE() << "no error for " << bad << " on " << device;
+        } catch (const std::runtime_error& e) {
+          EXPECT_NE(std::string(e.what()).find("KJ_RECORD_SHIM=" + bad.string()), std::string::npos)
+              << e.what();
+        }
+      }
+    }
+  }
 }
 
 TEST(Events, GarbageLinesAreReported) {

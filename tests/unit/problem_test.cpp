@@ -255,6 +255,31 @@ TEST_F(ProblemDir, KernelLanguageIsReadAndChecked) {
   EXPECT_NE(std::string(e.what()).find("any, triton or cuda"), std::string::npos);
 }
 
+TEST_F(ProblemDir, RankedTimingIsReadAndChecked) {
+  write("task.yml", kValid);
+  EXPECT_EQ(kj::problem::load(dir_).ranked_timing, "any");
+  write("task.yml", std::string(kValid) + "ranked_timing: sealed\n");
+  const auto p = kj::problem::load(dir_);
+  EXPECT_EQ(p.ranked_timing, "sealed");
+  EXPECT_TRUE(p.warnings.empty());  // a known key
+  write("task.yml", std::string(kValid) + "ranked_timing: any\n");
+  EXPECT_EQ(kj::problem::load(dir_).ranked_timing, "any");
+  const auto e = load_error(std::string(kValid) + "ranked_timing: replay\n");
+  EXPECT_EQ(e.field(), "ranked_timing");
+  EXPECT_NE(std::string(e.what()).find("any or sealed"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("replay"), std::string::npos) << e.what();
+  // Never sealed, so a ranked run could never pass: refused up front.
+  std::string cu = std::string(kValid) + "ranked_timing: sealed\n";
+  cu.replace(cu.find(R"(lang: "py")"), 10, R"(lang: "cu")");
+  const auto on_cu = load_error(cu);
+  EXPECT_EQ(on_cu.field(), "ranked_timing");
+  EXPECT_NE(std::string(on_cu.what()).find("lang: cu"), std::string::npos) << on_cu.what();
+  const auto on_ranks =
+      load_error(std::string(kValid) + "multi_gpu: true\nranked_timing: sealed\n");
+  EXPECT_EQ(on_ranks.field(), "ranked_timing");
+  EXPECT_NE(std::string(on_ranks.what()).find("multi_gpu"), std::string::npos) << on_ranks.what();
+}
+
 TEST_F(ProblemDir, CpuBenchmarksAreReadLikeBenchmarks) {
   write("task.yml", std::string(kValid) +
                         "cpu_benchmarks:\n  - {\"size\": 64, \"seed\": 7, \"bytes\": 384}\n"

@@ -347,6 +347,25 @@ TEST(SandboxFilesystem, BindTargetAndWritableBind) {
   EXPECT_EQ(line, "data");
 }
 
+// A single file bound where no directory exists yet (the judge binds the recording shim of
+// sealed timing at /kj/lib/libkj_record.so): the directories are made, the file is read-only.
+TEST(SandboxFilesystem, AFileBoundUnderNewDirectories) {
+  HostDir host;
+  std::ofstream(host.path() + "/lib.so") << "shim\n";
+  fs::permissions(host.path() + "/lib.so", fs::perms::owner_read | fs::perms::owner_write |
+                                               fs::perms::group_read | fs::perms::others_read);
+  Spec spec = shell(
+      "cat /kj/lib/libkj_record.so; ls /kj/lib; echo x >> /kj/lib/libkj_record.so 2>/dev/null || "
+      "echo ro");
+  spec.binds.push_back(Bind{host.path() + "/lib.so", "/kj/lib/libkj_record.so", false, false});
+  const Outcome out = run(spec);
+  EXPECT_EQ(out.stdout_data, "shim\nlibkj_record.so\nro\n") << describe(out);
+  std::ifstream in(host.path() + "/lib.so");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "shim");
+}
+
 TEST(SandboxFilesystem, BindsUnderRootOnlyDirectoriesWork) {
   if (getuid() != 0) GTEST_SKIP() << "needs root (as for an interpreter installed under /root)";
   HostDir host;  // mode 0700, owned by root, like /root
