@@ -53,236 +53,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from fence_probe import Bracket, in_process, interleaved, load_case, probe_arguments  # noqa: E402
 
-# Launch attributes that carry no handle or address of the recording process: replayed as
-# recorded. Others (an access-policy window's base address, events) make the record unreplayable.
-SAFE_ATTRIBUTES = {2, 4, 5, 6, 8, 9, 10, 11, 14, 16}
-MAX_SCRATCH = 4 << 30
-CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-
-# ------------------------------------------------------------------ the record (no torch here)
+# The record, its comparison and plan, and the driver calls: the judge's own (harness/kj_harness/
+# sealed.py), so the probe measures what the judge runs.
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
+from kj_harness.sealed import (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, Driver,  # noqa: E402
+                               LaunchConfig, address, compare, describe, parse_record,
+                               patched_params, plan, structure, tensors_in, unsupported)
 
 
 def load_record(path: str) -> dict:
-    """One recording of the shim: images and functions by id, and the calls in order."""
-    record = {"images": {}, "functions": {}, "ops": [], "globals": [], "calls": None}
-    with open(path) as lines:
-        for line in lines:
-            ev = json.loads(line)
-            kind = ev["ev"]
-            if kind == "image":
-                record["images"][ev.get("hash") or f"#{ev['index']}"] = ev
-            elif kind == "function":
-                record["functions"][ev["id"]] = ev
-            elif kind in ("launch", "memcpy", "memset", "graph_launch"):
-                record["ops"].append(ev)
-            elif kind == "global":
-                record["globals"].append(ev)
-            elif kind == "end":
-                record["calls"] = ev["calls"]
-    return record
-
-
-def classify(value: int, tensors: dict, globals_: list, allocation=None):
-    """What a device address points at: ("input"|"output", index, offset from the tensor's
-    storage), ("global", name, offset), ("scratch", base, size, offset) from the allocation the
-    shim found it in, or None."""
-    for role in ("input", "output"):
-        for index, t in enumerate(tensors.get(role, [])):
-            if t["storage_ptr"] <= value < t["storage_ptr"] + max(t["storage_nbytes"], 1):
-                return (role, index, value - t["storage_ptr"])
-    for g in globals_:
-        if g["dptr"] <= value < g["dptr"] + max(g["size"], 1):
-            return ("global", g["name"], value - g["dptr"])
-    if allocation:
-        base, size = allocation
-        return ("scratch", base, size, value - base)
-    return None
-
-
-def _function_identity(record: dict, op: dict):
-    f = record["functions"].get(op["function"], {})
-    return (f.get("image"), f.get("name"))
-
-
-def _pointer_slots(record: dict, tensors: dict, op: dict) -> dict:
-    """Slot -> class for every address an op passes: ("param", byte offset) of a launch's
-    parameter words, "dst" and "src" of copies and memsets."""
-    slots = {}
-    if op["ev"] == "launch":
-        for p in op.get("ptrs", []):
-            slots[("param", p["at"])] = classify(p["value"], tensors, record["globals"],
-                                                 p.get("range"))
-    else:
-        for end in ("dst", "src"):
-            rng = op.get(end + "_range")
-            if rng is not None:
-                slots[end] = classify(op[end], tensors, record["globals"], rng)
-    return slots
-
-
-def _same_target(a, b) -> bool:
-    if a is None or b is None:
-        return a is b
-    if a[0] == "scratch":  # fresh scratch either way: where in the allocator it lay may differ
-        return b[0] == "scratch"
-    return a == b
-
-
-def _masked(params_hex: str, offsets) -> bytes:
-    data = bytearray(bytes.fromhex(params_hex or ""))
-    for at in offsets:
-        data[at:at + 8] = b"\0" * len(data[at:at + 8])
-    return bytes(data)
-
-
-def compare(rec_a: dict, tensors_a: dict, rec_b: dict, tensors_b: dict) -> list[str]:
-    """How the two calls' sequences differ in more than where their buffers lie; [] if not."""
-    ops_a, ops_b = rec_a["ops"], rec_b["ops"]
-    differences = []
-    if len(ops_a) != len(ops_b):
-        differences.append(f"{len(ops_a)} calls on inputs A, {len(ops_b)} on inputs B")
-    for i, (a, b) in enumerate(zip(ops_a, ops_b)):
-        where = f"call {i}"
-        if (a["ev"], a.get("api")) != (b["ev"], b.get("api")):
-            differences.append(f"{where}: {a['ev']} {a.get('api')} vs {b['ev']} {b.get('api')}")
-            continue
-        if a["ev"] == "launch":
-            fa, fb = _function_identity(rec_a, a), _function_identity(rec_b, b)
-            if fa != fb:
-                differences.append(f"{where}: function {fa[1]} vs {fb[1]}")
-            for key in ("grid", "block", "smem", "attrs", "param_source"):
-                if a.get(key) != b.get(key):
-                    differences.append(f"{where}: {key} {a.get(key)} vs {b.get(key)}")
-        else:
-            for key in ("kind", "bytes", "elem", "value", "count", "host_bytes"):
-                if a.get(key) != b.get(key):
-                    differences.append(f"{where}: {key} {a.get(key)} vs {b.get(key)}")
-        slots_a, slots_b = (_pointer_slots(rec_a, tensors_a, a),
-                            _pointer_slots(rec_b, tensors_b, b))
-        for slot in sorted(set(slots_a) | set(slots_b), key=str):
-            ta, tb = slots_a.get(slot), slots_b.get(slot)
-            if not _same_target(ta, tb):
-                differences.append(f"{where}: address {slot} points at {ta} vs {tb}")
-        if a["ev"] == "launch":
-            offsets = [s[1] for s in set(slots_a) | set(slots_b)]
-            if _masked(a.get("params"), offsets) != _masked(b.get("params"), offsets):
-                differences.append(f"{where}: parameter bytes other than addresses differ")
-    return differences
-
-
-def unsupported(record: dict, tensors: dict) -> list[str]:
-    """Why this record cannot be replayed by this probe, even if both calls agree."""
-    reasons = []
-    streams = {op.get("stream") for op in record["ops"]}
-    if len(streams) > 1:
-        reasons.append(f"{len(streams)} streams")
-    if not any(op["ev"] == "launch" for op in record["ops"]):
-        reasons.append("no kernel launch recorded")
-    for i, op in enumerate(record["ops"]):
-        where = f"call {i} ({op.get('api')})"
-        if op.get("result", 0) != 0:
-            reasons.append(f"{where}: failed in the runner (CUDA error {op['result']})")
-        if op["ev"] == "graph_launch":
-            reasons.append(f"{where}: launches a CUDA graph")
-        elif op["ev"] == "launch":
-            f = record["functions"].get(op["function"], {})
-            if not f.get("image"):
-                reasons.append(f"{where}: function {f.get('name')} from an image not recorded")
-            if op.get("params") is None:
-                reasons.append(f"{where}: parameter layout unknown")
-            for attr in op.get("attrs", []):
-                if attr["id"] not in SAFE_ATTRIBUTES:
-                    reasons.append(f"{where}: launch attribute {attr['id']}")
-        elif op["ev"] == "memcpy":
-            if op["kind"] == "DtoH" or "dst_range" not in op:
-                reasons.append(f"{where}: copies to the host")
-            elif op["kind"] == "HtoD" and "host_bytes" not in op:
-                reasons.append(f"{where}: host data over 64 KiB")
-            elif op["kind"] != "HtoD" and "src_range" not in op:
-                reasons.append(f"{where}: source not in device memory")
-        for slot, target in _pointer_slots(record, tensors, op).items():
-            if target and target[0] == "global":
-                reasons.append(f"{where}: address {slot} in the device global {target[1]}")
-            if target and target[0] == "scratch" and target[2] > MAX_SCRATCH:
-                reasons.append(f"{where}: scratch allocation of {target[2]} bytes")
-    return reasons
-
-
-def plan(record: dict, tensors: dict) -> dict:
-    """The replay, with every address as a reference: (role, index, offset) for inputs and
-    outputs, ("scratch", region, offset) for scratch, one region per allocation seen."""
-    regions, steps = [], []
-
-    def ref(target):
-        if target[0] == "scratch":
-            key = (target[1], target[2])
-            if key not in regions:
-                regions.append(key)
-            return ("scratch", regions.index(key), target[3])
-        return target
-
-    for op in record["ops"]:
-        slots = {k: ref(v) for k, v in _pointer_slots(record, tensors, op).items() if v}
-        step = {k: op.get(k) for k in ("ev", "api", "grid", "block", "smem", "attrs", "elem",
-                                       "value", "count", "kind", "bytes", "host_bytes")}
-        if op["ev"] == "launch":
-            f = record["functions"][op["function"]]
-            step.update(image=f["image"], name=f["name"], layout=f["params"],
-                        func_attrs=f.get("attrs", []), params=op["params"],
-                        patches={s[1]: r for s, r in slots.items()})
-        else:
-            step.update(dst=slots.get("dst"), src=slots.get("src"))
-        steps.append(step)
-    return {"steps": steps, "scratch": [size for _, size in regions]}
-
-
-def address(ref, bases: dict) -> int:
-    """A reference of plan() made concrete: bases maps (role, index) to a storage address."""
-    return bases[(ref[0], ref[1])] + ref[2]
-
-
-def patched_params(step: dict, bases: dict) -> bytes:
-    data = bytearray(bytes.fromhex(step["params"]))
-    for at, ref in step["patches"].items():
-        data[at:at + 8] = address(ref, bases).to_bytes(8, "little")
-    return bytes(data)
+    with open(path) as f:
+        return parse_record(f.read())
 
 
 # ------------------------------------------------------------------ the runner's side
-
-
-def tensors_in(torch, obj) -> list:
-    """The tensors in `obj` (nested tuples, lists and dict values), in order."""
-    flat = []
-
-    def walk(x):
-        if isinstance(x, torch.Tensor):
-            flat.append(x)
-        elif isinstance(x, (tuple, list)):
-            for y in x:
-                walk(y)
-        elif isinstance(x, dict):
-            for y in x.values():
-                walk(y)
-
-    walk(obj)
-    return flat
-
-
-def describe(torch, obj) -> list[dict]:
-    flat = tensors_in(torch, obj)
-    return [{"data_ptr": t.data_ptr(), "storage_ptr": t.untyped_storage().data_ptr(),
-             "storage_nbytes": t.untyped_storage().nbytes(), "storage_offset": t.storage_offset(),
-             "nbytes": t.nbytes, "shape": list(t.shape), "stride": list(t.stride()),
-             "dtype": str(t.dtype).removeprefix("torch."), "device": str(t.device)} for t in flat]
-
-
-def structure(torch, out):
-    if isinstance(out, torch.Tensor):
-        return "tensor"
-    if isinstance(out, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in out):
-        return [type(out).__name__, len(out)]
-    return f"unsupported: {type(out).__name__}"
 
 
 def child_main(conn, task_dir: str, case: dict, seeds: list, shim: str, record_dir: str,
@@ -325,42 +109,6 @@ def child_main(conn, task_dir: str, case: dict, seeds: list, shim: str, record_d
 
 
 # ------------------------------------------------------------------ the trusted side
-
-
-class Driver:
-    def __init__(self):
-        self.lib = ctypes.CDLL("libcuda.so.1")
-        v, i, u, z, u64 = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t,
-                           ctypes.c_uint64)
-        for name, args in {
-                "cuCtxGetCurrent": [ctypes.POINTER(v)],
-                "cuModuleLoadData": [ctypes.POINTER(v), ctypes.c_char_p],
-                "cuModuleGetFunction": [ctypes.POINTER(v), v, ctypes.c_char_p],
-                "cuFuncSetAttribute": [v, i, i],
-                "cuLaunchKernel": [v, u, u, u, u, u, u, u, v, v, v],
-                "cuLaunchKernelEx": [v, v, v, v],
-                "cuMemsetD8Async": [u64, ctypes.c_ubyte, z, v],
-                "cuMemsetD16Async": [u64, ctypes.c_ushort, z, v],
-                "cuMemsetD32Async": [u64, u, z, v],
-                "cuMemcpyDtoDAsync_v2": [u64, u64, z, v],
-                "cuMemcpyHtoDAsync_v2": [u64, v, z, v]}.items():
-            fn = getattr(self.lib, name)
-            fn.argtypes, fn.restype = args, ctypes.c_int
-            setattr(self, name, self.checked(name, fn))
-
-    @staticmethod
-    def checked(name, fn):
-        def call(*args):
-            r = fn(*args)
-            if r != 0:
-                raise RuntimeError(f"{name}: CUDA error {r}")
-        return call
-
-
-class LaunchConfig(ctypes.Structure):
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
-                ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]
 
 
 class Replay:
@@ -634,10 +382,8 @@ def main() -> int:
     rec_a, rec_b = (load_record(r["path"]) for r in runner["recordings"])
     tens_a, tens_b = (r["tensors"] for r in runner["recordings"])
     differences = compare(rec_a, tens_a, rec_b, tens_b)
-    reasons = unsupported(rec_a, tens_a)
     shape = runner["recordings"][0]["structure"]
-    if isinstance(shape, str) and shape != "tensor":
-        reasons.append(f"output {shape}")
+    reasons = unsupported(rec_a, tens_a, shape)
     report = {"case": case, "seeds": seeds, "records": record_dir,
               "launches_per_call": sum(op["ev"] == "launch" for op in rec_a["ops"]),
               "calls_per_call": len(rec_a["ops"]), "images": len(rec_a["images"]),
@@ -652,7 +398,7 @@ def main() -> int:
         report["timing"] = "not replayable by this probe: falls back to in-process timing"
     else:
         report["timing"] = "replayed"
-        the_plan = plan(rec_a, tens_a)
+        the_plan = plan(rec_a, tens_a, shape)
         report["trusted"] = trusted_replay(torch, reference, case, seeds[2], runner["recordings"][0],
                                            the_plan, read_images(rec_a), args.calls, args.samples)
     print(json.dumps({k: v for k, v in report.items() if k != "recordings"}), flush=True)

@@ -355,6 +355,7 @@ class Driver:
         v, i, u, z, u64 = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t,
                            ctypes.c_uint64)
         for name, args in {
+                "cuCtxGetCurrent": [ctypes.POINTER(v)],
                 "cuModuleLoadData": [ctypes.POINTER(v), ctypes.c_char_p],
                 "cuModuleGetFunction": [ctypes.POINTER(v), v, ctypes.c_char_p],
                 "cuFuncSetAttribute": [v, i, i],

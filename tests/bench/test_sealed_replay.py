@@ -1,6 +1,7 @@
-"""bench/sealed (design 1, sealed replay) without a GPU: the recording shim over a stand-in
-libcuda (tests/bench/sealed/fake_libcuda.c), and replay_probe.py's comparison of two calls'
-records, pointer classification and replay plan on synthetic records."""
+"""Sealed replay without a GPU: the recording shim (harness/sealed/record_shim.c) over a stand-in
+libcuda (tests/bench/sealed/fake_libcuda.c), its records read by the judge's parser
+(harness/kj_harness/sealed.py), and that module's comparison of two calls' records, pointer
+classification and replay plan on synthetic records."""
 
 import hashlib
 import os
@@ -11,10 +12,9 @@ import tempfile
 import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-SEALED = os.path.join(ROOT, "bench", "sealed")
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sealed")
-sys.path.insert(0, SEALED)
-import replay_probe  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "harness"))
+from kj_harness import sealed  # noqa: E402
 
 CUDA_INCLUDE = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
 EXPORTED = {
@@ -38,7 +38,7 @@ class Shim(unittest.TestCase):
         fake = os.path.join(cls.tmp, "libcuda.so.1")
         cls.driver = os.path.join(cls.tmp, "driver")
         flags = ["-Wall", "-Wextra", "-Werror", f"-I{CUDA_INCLUDE}"]
-        for cmd in (["gcc", "-O2", *flags, "-shared", "-fPIC", os.path.join(SEALED, "record_shim.c"),
+        for cmd in (["gcc", "-O2", *flags, "-shared", "-fPIC", os.path.join(ROOT, "harness", "sealed", "record_shim.c"),
                      "-o", cls.shim, "-ldl", "-lpthread"],
                     ["gcc", *flags, "-shared", "-fPIC", os.path.join(HERE, "fake_libcuda.c"),
                      "-o", fake],
@@ -61,7 +61,8 @@ class Shim(unittest.TestCase):
         run = subprocess.run([self.driver, jsonl, images], capture_output=True, text=True,
                              env={**os.environ, "LD_PRELOAD": self.shim})
         self.assertEqual(run.returncode, 0, run.stderr + run.stdout)
-        record = replay_probe.load_record(jsonl)
+        with open(jsonl) as f:
+            record = sealed.parse_record(f.read())
         ops = record["ops"]
         self.assertEqual(record["calls"], 7)  # the launch before kj_record_begin is not there
         self.assertEqual([(op["ev"], op["api"], op["ptsz"]) for op in ops], [
@@ -97,13 +98,14 @@ class Shim(unittest.TestCase):
         self.assertEqual(bytes.fromhex(ex["params"])[:8], b.to_bytes(8, "little"))
         self.assertEqual([attr["id"] for attr in ex["attrs"]], [4])  # cluster dimension
         self.assertEqual(ops[5]["host_bytes"], (1000).to_bytes(4, "little").hex())
-        reasons = replay_probe.unsupported(record, {"input": [], "output": []})
+        reasons = sealed.unsupported(record, {"input": [], "output": []}, "tensor")
         self.assertIn("2 streams", reasons)
         self.assertTrue(any("unseen_kernel from an image not recorded" in r for r in reasons))
 
 
 def tensor(ptr, nbytes):
-    return {"storage_ptr": ptr, "storage_nbytes": nbytes, "data_ptr": ptr}
+    return {"storage_ptr": ptr, "storage_nbytes": nbytes, "storage_offset": 0, "shape": [nbytes // 4],
+            "stride": [1], "dtype": "float32"}
 
 
 def record(launches, globals_=()):
@@ -117,7 +119,7 @@ def record(launches, globals_=()):
         ops.append({"ev": "launch", "seq": i, "api": "cuLaunchKernel", "function": 0,
                     "grid": grid, "block": [128, 1, 1], "smem": 0, "stream": 0, "result": 0,
                     "param_source": "kernelParams", "params": params.hex(), "ptrs": ptrs})
-    return {"images": {"h1": {"hash": "h1", "kind": "cubin"}}, "functions": functions,
+    return {"images": {"h1": {"hash": "h1", "kind": "cubin", "file": "h1.cubin"}}, "functions": functions,
             "ops": ops, "globals": list(globals_), "calls": len(ops)}
 
 
@@ -131,32 +133,32 @@ class Sequences(unittest.TestCase):
     def test_calls_that_differ_only_in_where_buffers_lie_agree(self):
         a = record([([self.A_IN, self.A_OUT, self.A_SCRATCH + 64], 4096, [4, 1, 1])])
         b = record([([self.B_IN, self.B_OUT, self.B_SCRATCH + 128], 4096, [4, 1, 1])])
-        self.assertEqual(replay_probe.compare(a, self.tensors(self.A_IN, self.A_OUT),
+        self.assertEqual(sealed.compare(a, self.tensors(self.A_IN, self.A_OUT),
                                               b, self.tensors(self.B_IN, self.B_OUT)), [])
 
     def test_a_value_decided_on_the_host_from_the_inputs_is_a_difference(self):
         a = record([([self.A_IN, self.A_OUT, 0], 4096, [4, 1, 1])])
         b = record([([self.B_IN, self.B_OUT, 0], 4000, [4, 1, 1])])
-        differences = replay_probe.compare(a, self.tensors(self.A_IN, self.A_OUT),
+        differences = sealed.compare(a, self.tensors(self.A_IN, self.A_OUT),
                                            b, self.tensors(self.B_IN, self.B_OUT))
         self.assertEqual(differences, ["call 0: parameter bytes other than addresses differ"])
         b = record([([self.B_IN, self.B_OUT, 0], 4096, [5, 1, 1])])
         self.assertIn("call 0: grid [4, 1, 1] vs [5, 1, 1]",
-                      replay_probe.compare(a, self.tensors(self.A_IN, self.A_OUT),
+                      sealed.compare(a, self.tensors(self.A_IN, self.A_OUT),
                                            b, self.tensors(self.B_IN, self.B_OUT)))
         b = record([([self.B_IN, self.B_OUT, 0], 4096, [4, 1, 1])] * 2)
-        self.assertIn("1 calls on inputs A, 2 on inputs B",
-                      replay_probe.compare(a, self.tensors(self.A_IN, self.A_OUT),
+        self.assertIn("1 driver calls on one input, 2 on another",
+                      sealed.compare(a, self.tensors(self.A_IN, self.A_OUT),
                                            b, self.tensors(self.B_IN, self.B_OUT)))
 
     def test_an_address_must_point_at_the_same_buffer_and_offset(self):
         a = record([([self.A_IN, self.A_OUT, 0], 4096, [4, 1, 1])])
         b = record([([self.B_OUT, self.B_IN, 0], 4096, [4, 1, 1])])  # swapped
-        differences = replay_probe.compare(a, self.tensors(self.A_IN, self.A_OUT),
+        differences = sealed.compare(a, self.tensors(self.A_IN, self.A_OUT),
                                            b, self.tensors(self.B_IN, self.B_OUT))
         self.assertEqual(len(differences), 2)
         b = record([([self.B_IN + 256, self.B_OUT, 0], 4096, [4, 1, 1])])
-        self.assertEqual(replay_probe.compare(a, self.tensors(self.A_IN, self.A_OUT),
+        self.assertEqual(sealed.compare(a, self.tensors(self.A_IN, self.A_OUT),
                                               b, self.tensors(self.B_IN, self.B_OUT)),
                          [f"call 0: address ('param', 0) points at ('input', 0, 0) vs "
                           f"('input', 0, 256)"])
@@ -164,37 +166,37 @@ class Sequences(unittest.TestCase):
     def test_classification(self):
         tensors = self.tensors(self.A_IN, self.A_OUT)
         glob = [{"name": "table", "dptr": DEVICE + (50 << 20), "size": 64}]
-        self.assertEqual(replay_probe.classify(self.A_IN + 8, tensors, glob), ("input", 0, 8))
-        self.assertEqual(replay_probe.classify(self.A_OUT, tensors, glob), ("output", 0, 0))
-        self.assertEqual(replay_probe.classify(DEVICE + (50 << 20) + 4, tensors, glob),
+        self.assertEqual(sealed.classify(self.A_IN + 8, tensors, glob), ("input", 0, 8))
+        self.assertEqual(sealed.classify(self.A_OUT, tensors, glob), ("output", 0, 0))
+        self.assertEqual(sealed.classify(DEVICE + (50 << 20) + 4, tensors, glob),
                          ("global", "table", 4))
-        self.assertEqual(replay_probe.classify(self.A_SCRATCH + 8, tensors, glob,
+        self.assertEqual(sealed.classify(self.A_SCRATCH + 8, tensors, glob,
                                                [self.A_SCRATCH, 1 << 20]),
                          ("scratch", self.A_SCRATCH, 1 << 20, 8))
-        self.assertIsNone(replay_probe.classify(12345, tensors, glob))
+        self.assertIsNone(sealed.classify(12345, tensors, glob))
 
     def test_the_plan_rewrites_every_address_to_the_trusted_buffers(self):
         a = record([([self.A_IN, self.A_OUT, self.A_SCRATCH + 64], 4096, [4, 1, 1]),
                     ([self.A_OUT, self.A_SCRATCH + 64, self.A_IN + 16], 7, [1, 1, 1])])
         tensors = self.tensors(self.A_IN, self.A_OUT)
-        self.assertEqual(replay_probe.unsupported(a, tensors), [])
-        the_plan = replay_probe.plan(a, tensors)
+        self.assertEqual(sealed.unsupported(a, tensors, "tensor"), [])
+        the_plan = sealed.plan(a, tensors, "tensor")
         self.assertEqual(the_plan["scratch"], [1 << 20])
         bases = {("input", 0): 0x1000000, ("output", 0): 0x2000000, ("scratch", 0): 0x3000000}
-        first, second = (replay_probe.patched_params(s, bases) for s in the_plan["steps"])
+        first, second = (sealed.patched_params(s, bases) for s in the_plan["steps"])
         words = [int.from_bytes(first[i:i + 8], "little") for i in (0, 8, 16)]
         self.assertEqual(words, [0x1000000, 0x2000000, 0x3000000 + 64])
         self.assertEqual(first[24:28], (4096).to_bytes(4, "little"))
         words = [int.from_bytes(second[i:i + 8], "little") for i in (0, 8, 16)]
         self.assertEqual(words, [0x2000000, 0x3000000 + 64, 0x1000000 + 16])
 
-    def test_what_the_probe_does_not_replay(self):
+    def test_what_a_replay_does_not_reproduce(self):
         a = record([([self.A_IN, self.A_OUT, DEVICE + (50 << 20)], 1, [1, 1, 1])],
                    globals_=[{"name": "table", "dptr": DEVICE + (50 << 20), "size": 64}])
         a["ops"].append({"ev": "graph_launch", "api": "cuGraphLaunch", "stream": 7, "result": 0})
-        reasons = replay_probe.unsupported(a, self.tensors(self.A_IN, self.A_OUT))
+        reasons = sealed.unsupported(a, self.tensors(self.A_IN, self.A_OUT), "tensor")
         self.assertIn("2 streams", reasons)
-        self.assertIn("call 1 (cuGraphLaunch): launches a CUDA graph", reasons)
+        self.assertIn("call 1 (cuGraphLaunch): graph_launch is not replayed", reasons)
         self.assertIn("call 0 (cuLaunchKernel): address ('param', 16) in the device global table",
                       reasons)
 
