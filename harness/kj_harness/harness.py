@@ -670,7 +670,7 @@ class Evaluation:
         info = result["infos"][runner]
         samples = result["samples"][runner]
         fields = {
-            "status": "pass", "samples_ns": samples, "sm_clock_mhz": result["clocks"]["a"],
+            "status": "pass", "samples_ns": samples, "sm_clock_mhz": result["clocks"][runner],
             "clock": str(info.get("clock"))[:32], "method": str(info.get("method"))[:32],
             "batch": int(as_number(info.get("batch", 1))), "stop_reason": result["stop_reason"],
             "at_launch_floor": sorted(samples)[len(samples) // 2] < self.settings["launch_floor_ns"],
