@@ -604,6 +604,7 @@ class Evaluation:
         draw = random.SystemRandom()
         recorded = [timing.timed_args(case, draw.getrandbits(48), secret) for _ in range(2)]
         reply, _ = self.runners["a"].ask({"cmd": "record", "args": recorded})
+        self.runners["a"].ask({"cmd": "release"})  # what the recorded calls left cached
         if not reply.get("ok"):
             error = sanitize_error(reply.get("error"))
             why = f"recording failed ({error['type']}: {error['message']})"
@@ -639,6 +640,10 @@ class Evaluation:
             runner, why, seal_s = self.seal(case, secret)
             # The reference is timed in a run of its own (run_reference).
             outcome = self.time_and_recheck(runner, args)
+            if runner == SEALED:
+                # Its inputs, graph and kept outputs go: the next case's recording (or this
+                # one's fallback) runs in the submission's runner, on the same GPU.
+                self.runners[SEALED].ask({"cmd": "release"})
             if runner == SEALED and outcome[0] != "pass":
                 error = outcome[1].get("error") or {}
                 detail = outcome[1].get("message") or f"{error.get('type')}: {error.get('message')}"

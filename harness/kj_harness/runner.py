@@ -8,6 +8,7 @@ harness generated itself).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -254,6 +255,7 @@ class Runner:
         import torch
 
         self.recorded = []
+        self.session = None  # a case timed here before: its inputs and outputs
         try:
             recorder = sealed.Recorder(sealed.shim_path() or "")
             directory = tempfile.mkdtemp(prefix="kj-record-")
@@ -277,8 +279,6 @@ class Runner:
                                    "tensors": {"input": sealed.describe(torch, data),
                                                "output": sealed.describe(torch, output)}})
             self.check_guard("during a recorded call")
-            self.recorded = []
-            self.release_cached_memory()
         except guard.Tampered as exc:
             self.reply_tampered(exc)
             return
@@ -302,6 +302,16 @@ class Runner:
             return
         protocol.send(self.reply_fd, {"ok": True})
 
+    def release(self) -> None:
+        """Drops the timing session (its inputs, graph and kept outputs) and gives the memory
+        this process's allocator caches back to the GPU: sealed timing has two runners on one
+        GPU, and what one keeps cached the other cannot allocate."""
+        self.session = None
+        self.recorded = []
+        gc.collect()
+        self.release_cached_memory()
+        protocol.send(self.reply_fd, {"ok": True})
+
     def kept(self) -> None:
         protocol.send(self.reply_fd, {"ok": True, "kept": sorted(self.session.kept_outputs)
                                       if self.session is not None else []})
@@ -323,6 +333,8 @@ class Runner:
                 self.sample(int(command["iteration"]))
             elif name == "kept":
                 self.kept()
+            elif name == "release":
+                self.release()
             elif name == "record":
                 self.record(command["args"])
             elif name == "bind":
