@@ -1,7 +1,7 @@
 # expect: accepted
 # mode: benchmark
 # max-speedup: 6
-# open-hole: the timer shares the submission's process (docs/security.md, "What cannot hold")
+# open-hole: timed in the submission's process only; sealed timing closes it (docs/security.md, "Sealed timing")
 # Reads the seeds. The runner must generate every timed call's inputs, so the case's arguments
 # (their seed already mixed with the salt of this timing) are in its memory, and how each call's
 # seed derives from them is public. At its first call this vector add finds the runner's timing

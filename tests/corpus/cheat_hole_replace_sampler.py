@@ -1,7 +1,7 @@
 # expect: accepted
 # mode: benchmark
 # max-speedup: 6
-# open-hole: the timer shares the submission's process (docs/security.md, "What cannot hold")
+# open-hole: timed in the submission's process only; sealed timing closes it (docs/security.md, "Sealed timing")
 # An honest vector add that, until it has found it, looks through the garbage collector (the name
 # built at run time, which the static screen cannot see) for the runner's timing session of the
 # case, and gives that one object a sample method of its own: the runner's, with every time it

@@ -1,7 +1,7 @@
 # expect: accepted
 # mode: benchmark
 # max-speedup: 6
-# open-hole: the timer shares the submission's process (docs/security.md, "What cannot hold")
+# open-hole: timed in the submission's process only; sealed timing closes it (docs/security.md, "Sealed timing")
 # Work off the clock in a function the runner calls between timed calls. Until it has found it,
 # an honest vector add looks through the garbage collector (names built at run time) for the
 # runner's timing session and gives it an input generator of its own: the runner's, which then
