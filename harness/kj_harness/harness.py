@@ -384,21 +384,35 @@ class Evaluation:
 
     def load_runners(self) -> bool:
         self.report.emit("stage", stage="load_submission")
-        for name, runner in self.runners.items():
+        for name, runner in list(self.runners.items()):
             try:
                 if name in self.load_failures:
                     raise self.load_failures[name]
                 reply, _ = runner.collect()
             except RunnerGone as gone:
+                if name == SEALED:
+                    self.drop_sealed_runner(f"the sealed runner {gone.status} while starting")
+                    continue
                 self.report.emit("error", stage="load_submission", kind="exception",
                                  submission=name, error=gone.error(" while importing"))
                 return False
+            if not reply.get("ok") and name == SEALED:
+                error = sanitize_error(reply.get("error"))
+                self.drop_sealed_runner(f"the sealed runner did not start ({error['type']}: "
+                                        f"{error['message']})"[:300])
+                continue
             if not reply.get("ok"):
                 kind = "compile" if reply.get("kind") == "compile" else "exception"
                 self.report.emit("error", stage="load_submission", kind=kind, submission=name,
                                  error=sanitize_error(reply.get("error")))
                 return False
         return True
+
+    def drop_sealed_runner(self, why: str) -> None:
+        """Sealing is not a requirement of a run: without its runner every case is timed in
+        the submission's runner, and says why."""
+        self.sealed_why_not = why
+        self.runners.pop(SEALED).stop()
 
     # -- correctness --------------------------------------------------------------------------
 

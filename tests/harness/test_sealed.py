@@ -239,6 +239,42 @@ class RankedCase(unittest.TestCase):
                 os.environ["KJ_RECORD_SHIM"] = saved
 
 
+class Starting:
+    """A runner that answered its `load`."""
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.stopped = False
+
+    def collect(self):
+        return self.reply, b""
+
+    def stop(self):
+        self.stopped = True
+
+
+class SealedRunnerStart(unittest.TestCase):
+    def test_a_sealed_runner_that_does_not_start_only_ends_sealing(self):
+        e = evaluation()
+        e.sealed_why_not = None
+        e.load_failures = {}
+        sealed_runner = Starting({"ok": False, "error": {"type": "RuntimeError",
+                                                         "message": "CUDA driver error"}})
+        e.runners = {"a": Starting({"ok": True}), harness.SEALED: sealed_runner}
+        self.assertTrue(e.load_runners())
+        self.assertEqual(list(e.runners), ["a"])
+        self.assertTrue(sealed_runner.stopped)
+        self.assertIn("did not start (RuntimeError: CUDA driver error)", e.sealed_why_not)
+
+    def test_a_submission_that_does_not_load_still_fails(self):
+        e = evaluation()
+        e.load_failures = {}
+        e.runners = {"a": Starting({"ok": False, "kind": "compile", "error": {
+            "type": "SyntaxError", "message": "bad", "traceback": ""}}),
+                     harness.SEALED: Starting({"ok": True})}
+        self.assertFalse(e.load_runners())
+
+
 class FakeRunner:
     def __init__(self, replies):
         self.replies = replies
