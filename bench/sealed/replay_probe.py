@@ -56,9 +56,9 @@ from fence_probe import Bracket, in_process, interleaved, load_case, probe_argum
 # The record, its comparison and plan, and the driver calls: the judge's own (harness/kj_harness/
 # sealed.py), so the probe measures what the judge runs.
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
-from kj_harness.sealed import (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, Driver,  # noqa: E402
-                               LaunchConfig, address, compare, describe, parse_record,
-                               patched_params, plan, structure, tensors_in, unsupported)
+from kj_harness.sealed import (Driver, LaunchConfig, address, compare, describe,  # noqa: E402
+                               load_function, parse_record, patched_params, plan, structure,
+                               tensors_in, unsupported)
 
 
 def load_record(path: str) -> dict:
@@ -122,19 +122,8 @@ class Replay:
             if step["ev"] == "launch":
                 key = (step["image"], step["name"])
                 if key not in functions:
-                    if step["image"] not in modules:
-                        data = images[step["image"]]
-                        modules[step["image"]] = ctypes.c_void_p()
-                        driver.cuModuleLoadData(ctypes.byref(modules[step["image"]]), data)
-                    f = ctypes.c_void_p()
-                    driver.cuModuleGetFunction(ctypes.byref(f), modules[step["image"]],
-                                               step["name"].encode())
-                    for attr, value in step["func_attrs"]:
-                        driver.cuFuncSetAttribute(f, attr, value)
-                    if step["smem"] > 48 << 10:
-                        driver.cuFuncSetAttribute(
-                            f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, step["smem"])
-                    functions[key] = f
+                    functions[key] = load_function(driver, modules, step,
+                                                   lambda s=step: images[s["image"]])
                 self.calls.append(self.bind_launch(step, functions[key], bases))
             else:
                 self.calls.append(self.bind_copy(step, bases))

@@ -397,6 +397,24 @@ def read_image(directory: str, digest: str, kind: str) -> bytes:
     return data + b"\0" if kind == "ptx" else data
 
 
+def load_function(driver: Driver, modules: dict, step: dict, image) -> ctypes.c_void_p:
+    """A launch step's function in the current context, set up as recorded: its image loaded
+    once per process (`modules`, by hash; `image()` gives the bytes), its attributes, and the
+    dynamic shared memory above 48 KiB that its launches ask for."""
+    if step["image"] not in modules:
+        module = ctypes.c_void_p()
+        driver.cuModuleLoadData(ctypes.byref(module), image())
+        modules[step["image"]] = module
+    f = ctypes.c_void_p()
+    driver.cuModuleGetFunction(ctypes.byref(f), modules[step["image"]], step["name"].encode())
+    for attr, value in step["func_attrs"]:
+        driver.cuFuncSetAttribute(f, attr, value)
+    if step["smem"] > 48 << 10:
+        driver.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  step["smem"])
+    return f
+
+
 class ReplayKernel:
     """custom_kernel's stand-in in the sealed runner: the recorded call on the inputs given."""
 
@@ -408,22 +426,10 @@ class ReplayKernel:
             if step["ev"] != "launch":
                 continue
             key = (step["image"], step["name"])
-            if key in self.functions:
-                continue
-            if step["image"] not in modules:
-                module = ctypes.c_void_p()
-                driver.cuModuleLoadData(ctypes.byref(module),
-                                        read_image(image_dir, step["image"], step["image_kind"]))
-                modules[step["image"]] = module
-            f = ctypes.c_void_p()
-            driver.cuModuleGetFunction(ctypes.byref(f), modules[step["image"]],
-                                       step["name"].encode())
-            for attr, value in step["func_attrs"]:
-                driver.cuFuncSetAttribute(f, attr, value)
-            if step["smem"] > 48 << 10:
-                driver.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                          step["smem"])
-            self.functions[key] = f
+            if key not in self.functions:
+                self.functions[key] = load_function(
+                    driver, modules, step,
+                    lambda s=step: read_image(image_dir, s["image"], s["image_kind"]))
         # Scratch of its own, zeroed once and kept across calls, as a submission's persistent
         # buffers are; contents the submission left there are not carried over (a replay that
         # needs them fails its check and the case is timed in process).
