@@ -436,14 +436,15 @@ class ReplayKernel:
         self.scratch = [torch.zeros(size, dtype=torch.uint8, device="cuda")
                         for size in the_plan["scratch"]]
         self.host = {}  # host bytes of host-to-device copies, alive as long as the replay
-        self.configs = []
+        # Per output, the input whose storage it was written into (None: allocated per call).
+        self.aliases = [next((j for j, t in enumerate(the_plan["inputs"])
+                              if t["storage_ptr"] == out["storage_ptr"]), None)
+                        for out in the_plan["outputs"]]
 
     def outputs(self, flat_inputs: list, bases: dict):
         torch = self.torch
         outputs = []
-        for k, old in enumerate(self.plan["outputs"]):
-            alias = next((j for j, t in enumerate(self.plan["inputs"])
-                          if t["storage_ptr"] == old["storage_ptr"]), None)
+        for k, (old, alias) in enumerate(zip(self.plan["outputs"], self.aliases)):
             if alias is not None and alias < len(flat_inputs):
                 storage = flat_inputs[alias].untyped_storage()
             else:
