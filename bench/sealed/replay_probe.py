@@ -56,9 +56,10 @@ from fence_probe import Bracket, in_process, interleaved, load_case, probe_argum
 # The record, its comparison and plan, and the driver calls: the judge's own (harness/kj_harness/
 # sealed.py), so the probe measures what the judge runs.
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
+from kj_harness.guard import input_tensors  # noqa: E402
 from kj_harness.sealed import (Driver, LaunchConfig, address, compare, describe,  # noqa: E402
                                load_function, parse_record, patched_params, plan, structure,
-                               tensors_in, unsupported)
+                               unsupported)
 
 
 def load_record(path: str) -> dict:
@@ -174,7 +175,7 @@ def fresh_buffers(torch, recording: dict, data, the_plan: dict):
     references, the output as the submission returned it, and layout problems if any."""
     problems, bases = [], {}
     fresh = describe(torch, data)
-    flat_inputs = tensors_in(torch, data)
+    flat_inputs = input_tensors(data)
     recorded = recording["tensors"]
     for k, (old, new) in enumerate(zip(recorded["input"], fresh)):
         for key in ("shape", "stride", "dtype", "storage_offset", "storage_nbytes"):

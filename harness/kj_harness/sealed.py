@@ -27,6 +27,8 @@ import hashlib
 import json
 import os
 
+from . import guard
+
 # Launch attributes that carry no handle or address of the recording process: replayed as
 # recorded. Others (an access-policy window's base address, events) make a record unreplayable.
 SAFE_ATTRIBUTES = {2, 4, 5, 6, 8, 9, 10, 11, 14, 16}
@@ -285,30 +287,12 @@ def examine(recordings: list[dict]) -> tuple[dict | None, list[str]]:
 # ------------------------------------------------------------------ the runner's side
 
 
-def tensors_in(torch, obj) -> list:
-    """The tensors in `obj` (nested tuples, lists and dict values), in order."""
-    flat = []
-
-    def walk(x):
-        if isinstance(x, torch.Tensor):
-            flat.append(x)
-        elif isinstance(x, (tuple, list)):
-            for y in x:
-                walk(y)
-        elif isinstance(x, dict):
-            for y in x.values():
-                walk(y)
-
-    walk(obj)
-    return flat
-
-
 def describe(torch, obj) -> list[dict]:
     return [{"storage_ptr": t.untyped_storage().data_ptr(),
              "storage_nbytes": t.untyped_storage().nbytes(), "storage_offset": t.storage_offset(),
              "shape": list(t.shape), "stride": list(t.stride()),
              "dtype": str(t.dtype).removeprefix("torch."), "device": str(t.device)}
-            for t in tensors_in(torch, obj)]
+            for t in guard.input_tensors(obj)]
 
 
 def structure(torch, out):
@@ -460,7 +444,9 @@ class ReplayKernel:
         return tuple(outputs) if shape[0] == "tuple" else outputs
 
     def bases_for(self, data) -> tuple[dict, list]:
-        flat = tensors_in(self.torch, data)
+        # Every call: a helper that kept the inputs in a reference cycle held each call's
+        # inputs on the device until the garbage collector ran (gigabytes at the largest cases).
+        flat = guard.input_tensors(data)
         recorded = self.plan["inputs"]
         if len(flat) != len(recorded):
             raise ValueError(f"{len(recorded)} input tensors recorded, {len(flat)} given")

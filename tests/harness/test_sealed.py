@@ -318,5 +318,46 @@ class Seal(unittest.TestCase):
         self.assertEqual(e.runners["a"].asked, ["record", "release"])
 
 
+class ReplayBinding(unittest.TestCase):
+    """What a replayed call does with its inputs before it reaches the driver."""
+
+    def replay(self, torch, inputs):
+        kernel = sealed.ReplayKernel.__new__(sealed.ReplayKernel)  # no CUDA: binding only
+        kernel.torch, kernel.scratch = torch, []
+        kernel.plan = {"inputs": [{"shape": list(t.shape), "stride": list(t.stride()),
+                                   "storage_offset": 0, "dtype": "float32"} for t in inputs]}
+        return kernel
+
+    def test_a_bound_call_keeps_no_input_alive_once_it_returns(self):
+        # The sealed runner binds every timed call: inputs it kept in a reference cycle stayed
+        # on the device until the collector ran, and ran the largest cases out of memory.
+        import gc
+        import weakref
+
+        import torch
+
+        a, b = torch.ones(1024), torch.ones(1024)
+        kernel = self.replay(torch, [a, b])
+        gone = [weakref.ref(a), weakref.ref(b)]
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            data = (a, [b])
+            bases, flat = kernel.bases_for(data)
+            self.assertEqual(bases[("input", 1)], b.untyped_storage().data_ptr())
+            del a, b, data, flat
+            self.assertEqual([ref() for ref in gone], [None, None])
+        finally:
+            if collecting:
+                gc.enable()
+
+    def test_an_input_laid_out_unlike_the_recorded_one_is_refused(self):
+        import torch
+
+        kernel = self.replay(torch, [torch.ones(1024)])
+        with self.assertRaisesRegex(ValueError, "laid out unlike"):
+            kernel.bases_for((torch.ones(512),))
+
+
 if __name__ == "__main__":
     unittest.main()
