@@ -232,6 +232,19 @@ def _copy_into(target, source) -> None:
             _copy_into(target[key], source[key])
 
 
+def _poison_value(torch, t):
+    if t.is_floating_point() or t.is_complex():
+        return float("nan")
+    if t.dtype == torch.bool:
+        return None  # both values are answers
+    return torch.iinfo(t.dtype).min
+
+
+def _all_equal(torch, t, value) -> bool:
+    same = torch.isnan(t) if value != value else t == value
+    return bool(same.all())
+
+
 def _nbytes(obj) -> int:
     import torch
 
@@ -382,8 +395,29 @@ class CaseSession:
             torch.cuda.synchronize()
             self.graph = None
             return False
+        if not self._replay_writes_outputs():
+            self.graph, self.graph_outputs = None, []
+            torch.cuda.synchronize()
+            return False
         self.batch = batch
         return True
+
+    def _replay_writes_outputs(self) -> bool:
+        """Whether one replay of the captured graph writes every output. A kernel launched where
+        the capture does not see it (the legacy default stream, from inline CUDA that ignores
+        the current stream) runs once, eagerly, while capturing, and never in a replay: timed as
+        a graph its outputs would stay as they were and the re-check would reject an honest
+        kernel. Each output is filled with a value no computed output is made of (NaN; an
+        integer type's least value) and must not be that everywhere after the replay."""
+        import torch
+
+        outputs = [t for t in guard.input_tensors(self.graph_outputs)
+                   if t.numel() and _poison_value(torch, t) is not None]
+        for t in outputs:
+            t.fill_(_poison_value(torch, t))
+        self.graph.replay()
+        torch.cuda.synchronize()
+        return not any(_all_equal(torch, t, _poison_value(torch, t)) for t in outputs)
 
     def sample(self, iteration: int) -> dict:
         if not self.on_gpu:
