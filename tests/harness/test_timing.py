@@ -52,21 +52,10 @@ def fake_torch(gpu):
     class Tensor:
         layout = "strided"
         device = types.SimpleNamespace(type="cuda")
-        dtype = "float32"
 
         def __init__(self, n=1, value=0.0):
             self.n = n
             self.value = value
-
-        def is_floating_point(self):
-            return True
-
-        def is_complex(self):
-            return False
-
-        def fill_(self, value):
-            self.value = value
-            return self
 
         def detach(self):
             return self
@@ -144,8 +133,7 @@ def fake_torch(gpu):
     torch.strided = "strided"
     torch.device = lambda name: types.SimpleNamespace(index=0, type="cuda")
     torch.empty = lambda n, dtype=None, device=None: Tensor(n)
-    torch.bool = "bool"
-    torch.isnan = lambda t: types.SimpleNamespace(all=lambda: t.value != t.value)
+    torch.equal = lambda a, b: a.value == b.value
     return torch
 
 
