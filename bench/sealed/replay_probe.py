@@ -101,7 +101,7 @@ def child_main(conn, task_dir: str, case: dict, seeds: list, shim: str, record_d
         keep.append((data, out))  # alive, so B's buffers lie elsewhere than A's
         report["recordings"].append({
             "path": path, "seed": seed, "written": written, "structure": structure(torch, out),
-            "tensors": {"input": describe(torch, data), "output": describe(torch, out)},
+            "tensors": {"input": describe(data), "output": describe(out)},
             "stream": torch.cuda.current_stream().cuda_stream})
     bracket = Bracket(torch)
     report["in_process"] = {str(k): in_process(torch, submission, warm, bracket, k, samples)
@@ -174,7 +174,7 @@ def fresh_buffers(torch, recording: dict, data, the_plan: dict):
     """This process's inputs (from generate_input), outputs and scratch: bases for plan()'s
     references, the output as the submission returned it, and layout problems if any."""
     problems, bases = [], {}
-    fresh = describe(torch, data)
+    fresh = describe(data)
     flat_inputs = input_tensors(data)
     recorded = recording["tensors"]
     for k, (old, new) in enumerate(zip(recorded["input"], fresh)):

@@ -276,8 +276,8 @@ class Runner:
                 self.recorded.append((data, output))  # alive: the next call's buffers lie elsewhere
                 recordings.append({"jsonl": sealed.read_text(path),
                                    "structure": sealed.structure(torch, output),
-                                   "tensors": {"input": sealed.describe(torch, data),
-                                               "output": sealed.describe(torch, output)}})
+                                   "tensors": {"input": sealed.describe(data),
+                                               "output": sealed.describe(output)}})
             self.check_guard("during a recorded call")
         except guard.Tampered as exc:
             self.reply_tampered(exc)

@@ -287,7 +287,7 @@ def examine(recordings: list[dict]) -> tuple[dict | None, list[str]]:
 # ------------------------------------------------------------------ the runner's side
 
 
-def describe(torch, obj) -> list[dict]:
+def describe(obj) -> list[dict]:
     return [{"storage_ptr": t.untyped_storage().data_ptr(),
              "storage_nbytes": t.untyped_storage().nbytes(), "storage_offset": t.storage_offset(),
              "shape": list(t.shape), "stride": list(t.stride()),

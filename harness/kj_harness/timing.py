@@ -378,17 +378,12 @@ class CaseSession:
             torch.cuda.synchronize()
             with torch.cuda.graph(self.graph, stream=stream):
                 self.graph_outputs = [self.kernel(data) for data in self.inputs]
+            replayable = self._replay_writes_outputs()
         except Exception:  # noqa: BLE001 - not capturable (host syncs, allocations): per call
+            replayable = False
+        if not replayable:
             torch.cuda.synchronize()
-            self.graph = None
-            return False
-        try:
-            writes = self._replay_writes_outputs()
-        except Exception:  # noqa: BLE001 - e.g. the device out of memory for the copies: per call
-            writes = False
-        if not writes:
             self.graph, self.graph_outputs = None, []
-            torch.cuda.synchronize()
             return False
         self.batch = batch
         return True
